@@ -1,0 +1,127 @@
+"""The aiohttp application: routes, the request-id/error middleware, startup and cleanup."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+
+import orjson
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from gateway.auth import admin_for, principal_for
+from gateway.completions import handle_chat, handle_completions
+from gateway.errors import APIError
+from gateway.logs import log
+from gateway.runtime import RuntimeManager
+from gateway.state import STATE, GatewayState
+
+_HTTP_MESSAGES = {404: "Unknown request URL: {method} {path}.", 405: "Method {method} is not allowed for {path}."}
+
+
+@web.middleware
+async def request_id_and_errors(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """Every response carries `x-request-id`; every error is OpenAI-shaped; nothing internal leaks."""
+    rid = request.headers.get("x-request-id")
+    if not rid or len(rid) > 128:
+        rid = uuid.uuid4().hex
+    request["request_id"] = rid
+    try:
+        response = await handler(request)
+    except APIError as exc:
+        response = exc.response()
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        template = _HTTP_MESSAGES.get(exc.status, "{reason}")
+        message = template.format(method=request.method, path=request.path, reason=exc.reason)
+        response = APIError(exc.status, message, code="not_found" if exc.status == 404 else None).response()
+    except Exception:
+        log.exception("unhandled_error", request_id=rid, path=request.path)
+        response = APIError(500, "The gateway hit an internal error; the request id identifies it in the logs.",
+                            code="internal_error").response()
+    if not response.prepared:
+        response.headers.setdefault("x-request-id", rid)
+    return response
+
+
+def _json(obj: object, status: int = 200) -> web.Response:
+    return web.Response(body=orjson.dumps(obj), status=status, content_type="application/json")
+
+
+def _model_object(name: str) -> dict:
+    return {"id": name, "object": "model", "created": 0, "owned_by": "switchyard"}
+
+
+async def list_models(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    runtime = state.runtime.current
+    p = principal_for(request, runtime)
+    names = [m for m in runtime.config.models if p.tenant.may_use(m)]
+    return _json({"object": "list", "data": [_model_object(m) for m in names]})
+
+
+async def get_model(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    runtime = state.runtime.current
+    p = principal_for(request, runtime)
+    name = request.match_info["model"]
+    if name not in runtime.config.models or not p.tenant.may_use(name):
+        raise APIError(404, f"The model '{name}' does not exist or you do not have access to it.",
+                       param="model", code="model_not_found")
+    return _json(_model_object(name))
+
+
+async def healthz(request: web.Request) -> web.Response:
+    return _json({"status": "ok"})
+
+
+async def readyz(request: web.Request) -> web.Response:
+    """Ready once the runtime is built; detail for each shared service that reports a status."""
+    state = request.app[STATE]
+    runtime = state.runtime.current
+    detail: dict[str, object] = {"policy": runtime.source if runtime else None,
+                                 "pools": sorted(runtime.pools) if runtime else []}
+    for name, service in state.services.items():
+        status = getattr(service, "status", None)
+        if callable(status):
+            detail[name] = status()
+    return _json({"status": "ready" if runtime else "starting", **detail}, status=200 if runtime else 503)
+
+
+async def metrics_endpoint(request: web.Request) -> web.Response:
+    return web.Response(body=generate_latest(), headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+async def admin_reload(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    who = admin_for(request, state.runtime.current)
+    ok = await state.runtime.reload(f"admin:{who}")
+    if not ok:
+        raise APIError(400, "The policy file was not applied; the previous policy stays live (see the gateway log).",
+                       code="policy_rejected")
+    return _json({"reloaded": True, "source": state.runtime.current.source})
+
+
+def create_app(runtime: RuntimeManager, *, log_requests: bool = True, client_max_size: int = 64 * 1024 * 1024) -> web.Application:
+    app = web.Application(middlewares=[request_id_and_errors], client_max_size=client_max_size)
+    state = GatewayState(runtime=runtime, log_requests=log_requests)
+    app[STATE] = state
+    app.router.add_post("/v1/chat/completions", handle_chat)
+    app.router.add_post("/v1/completions", handle_completions)
+    app.router.add_get("/v1/models", list_models)
+    app.router.add_get("/v1/models/{model}", get_model)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    app.router.add_get("/metrics", metrics_endpoint)
+    app.router.add_post("/admin/policy/reload", admin_reload)
+
+    async def lifecycle(app: web.Application):
+        await runtime.start()
+        yield
+        await runtime.aclose()
+
+    app.cleanup_ctx.append(lifecycle)
+    return app

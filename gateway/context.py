@@ -1,0 +1,59 @@
+"""The typed context one request carries through the pipeline steps.
+
+Each step reads what earlier steps decided and adds its own decision; nothing is computed twice (the
+prompt text, its embedding and its token count are computed once, here, and shared).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from policies.schema import Tenant
+
+
+@dataclass(slots=True)
+class RequestContext:
+    request_id: str
+    endpoint: str  # "chat" | "completions"
+    body: dict[str, Any]
+    tenant_id: str = ""
+    tenant: Tenant | None = None
+    key_name: str = ""
+    public_model: str = ""
+    stream: bool = False
+    include_usage: bool = False
+    started: float = field(default_factory=time.perf_counter)
+
+    # shared, computed once
+    prompt_text: str | None = None
+    embedding: np.ndarray | None = None
+    prompt_tokens: int | None = None
+    max_output_tokens: int | None = None
+
+    # decisions
+    cache_result: str = "bypass"  # hit-exact | hit-semantic | miss | bypass
+    task_class: str | None = None
+    class_confidence: float | None = None
+    pool: str | None = None
+    backend: str = ""
+    member: str = ""
+
+    # outcome
+    status: int = 0
+    completion_tokens: int = 0
+    usage_prompt_tokens: int | None = None
+    ttft: float | None = None
+    ttlt: float | None = None
+    upstream_seconds: float = 0.0
+    queue_seconds: float = 0.0
+    error_code: str | None = None
+    response_headers: dict[str, str] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.started
