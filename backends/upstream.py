@@ -118,7 +118,10 @@ class OpenAIUpstream(Backend):
         resp: aiohttp.ClientResponse | None = None
         try:
             try:
-                async with asyncio.timeout(min(self.timeouts.first_token, self.timeouts.total)):
+                # A non-streaming answer arrives whole, after the last token: only `total` bounds it.
+                limit = self.timeouts.total if not request.stream else min(self.timeouts.first_token,
+                                                                           self.timeouts.total)
+                async with asyncio.timeout(limit):
                     resp = await self._session.post(self.base_url + _PATHS[request.endpoint],
                                                     data=orjson.dumps(body), headers=headers)
                     if resp.status >= 400:
@@ -137,7 +140,7 @@ class OpenAIUpstream(Backend):
             except StreamInterrupted as exc:
                 raise BackendError(502, exc.message, code=exc.code, retryable=True) from None
             except TimeoutError:
-                raise BackendError(504, "The upstream model server did not start answering in time.",
+                raise BackendError(504, "The upstream model server did not answer in time.",
                                    code="upstream_timeout", retryable=True) from None
             except aiohttp.ClientConnectorError:
                 raise BackendError(503, "The upstream model server is unavailable.", code="upstream_unavailable",
