@@ -136,6 +136,7 @@ def failing_gateway(workdir):
     slow = start_mock_upstream(workdir)
     dead_url = f"http://127.0.0.1:{free_port()}"
     config = gateway_config({"dead": [dead_url], "broken": [broken.url], "slow": [slow.url]})
+    config["pools"]["slow"]["timeouts"] = {"first_token": 1, "total": 2}
     gw = start_gateway(workdir, config)
     yield gw
     gw.stop()
