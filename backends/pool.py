@@ -1,8 +1,10 @@
 """A backend pool: several interchangeable members behind one name, with failover before the first byte.
 
-`send` orders the members (load-aware, weighted) and tries them in turn while the failure is retryable
-and nothing has reached the client: `Backend.send` only returns once the response has started, so any
-`BackendError` it raises is by definition before the first byte.
+Members carry a circuit breaker each (`backends.breaker`): passive ejection on failures, active health
+checks (`backends.health`) while the pool runs, half-open probes on the way back. `send` chooses by
+weighted power-of-two-choices over outstanding requests and fails over to the next member while the
+failure is retryable and nothing has reached the client (`Backend.send` only returns once the response
+has started, so any `BackendError` it raises is by definition before the first byte).
 """
 
 from __future__ import annotations
@@ -10,51 +12,51 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from backends.base import Backend, BackendError, BackendRequest, BackendResponse
+from backends.balance import PoolMember, send_with_failover
+from backends.base import Backend, BackendRequest, BackendResponse
+from backends.breaker import CircuitBreaker
+from backends.health import HealthChecker
 
 
 class Pool:
-    def __init__(self, name: str, members: Sequence[Backend], weights: Sequence[float], max_attempts: int) -> None:
+    def __init__(self, name: str, members: Sequence[Backend], weights: Sequence[float], max_attempts: int,
+                 *, health_interval: float | None = 5.0) -> None:
         if not members:
             raise ValueError(f"pool {name!r} has no members")
         self.name = name
-        self.members = list(members)
-        self.weights = list(weights)
+        self.members = [PoolMember(m.name, m, w, CircuitBreaker()) for m, w in zip(members, weights, strict=True)]
         self.max_attempts = max_attempts
         self._rng = random.Random()
+        self._health = HealthChecker(self.members, interval=health_interval) if health_interval else None
 
     async def start(self) -> None:
         for m in self.members:
-            await m.start()
+            await m.backend.start()
+        if self._health is not None:
+            await self._health.start()
 
     async def aclose(self) -> None:
+        if self._health is not None:
+            await self._health.stop()
         for m in self.members:
-            await m.aclose()
+            await m.backend.aclose()
 
     def outstanding(self) -> int:
-        return sum(m.outstanding() for m in self.members)
+        return sum(m.backend.outstanding() for m in self.members)
 
-    def order(self) -> list[Backend]:
-        """Members in the order to try them: power of two choices on outstanding load, scaled by weight,
-        for the first; the rest follow by the same measure so a failover goes to the least loaded."""
-        members = [(m, w) for m, w in zip(self.members, self.weights, strict=True) if w > 0]
-        if len(members) == 1:
-            return [members[0][0]]
-        first_pair = self._rng.choices(members, weights=[w for _, w in members], k=2)
-        first = min(first_pair, key=lambda mw: (mw[0].outstanding() + 1) / mw[1])[0]
-        rest = sorted((m for m, _ in members if m is not first), key=lambda m: m.outstanding())
-        return [first, *rest]
+    def available(self) -> bool:
+        """Whether any member can take a request now (routing skips a pool that cannot)."""
+        return any(m.weight > 0 and m.breaker.available() for m in self.members)
+
+    def record_stream_failure(self, member_name: str) -> None:
+        """A stream that died after it started counts against its member too."""
+        for m in self.members:
+            if m.name == member_name:
+                m.breaker.record_failure()
+
+    def snapshot(self) -> list[dict]:
+        return [{"member": m.name, "weight": m.weight, "outstanding": m.backend.outstanding(),
+                 **m.breaker.snapshot()} for m in self.members]
 
     async def send(self, request: BackendRequest) -> BackendResponse:
-        last: BackendError | None = None
-        for attempt, member in enumerate(self.order()):
-            if attempt >= self.max_attempts:
-                break
-            try:
-                return await member.send(request)
-            except BackendError as exc:
-                last = exc
-                if not exc.retryable:
-                    raise
-        assert last is not None
-        raise last
+        return await send_with_failover(self.members, request, self._rng, max_attempts=self.max_attempts)

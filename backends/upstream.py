@@ -104,6 +104,8 @@ class OpenAIUpstream(Backend):
             await self.start()
         assert self._session is not None
         body = request.body
+        if self.member.model is not None and body.get("model") != self.member.model:
+            body = {**body, "model": self.member.model}
         if request.stream and request.want_usage:
             body = dict(body)
             so = dict(body.get("stream_options") or {})

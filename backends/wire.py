@@ -70,8 +70,11 @@ def completion_chunk(
     )
 
 
-def usage_chunk(endpoint: str, id: str, model: str, created: int, use: dict[str, int]) -> bytes:
-    """The final chunk `stream_options.include_usage` asks for: empty choices, usage filled."""
+def usage_chunk(
+    endpoint: str, id: str, model: str, created: int, use: dict[str, int], *, extra: dict[str, Any] | None = None
+) -> bytes:
+    """The final chunk `stream_options.include_usage` asks for: empty choices, usage filled.
+    `extra`: additional top-level fields (e.g. the local engine's speculative decoding metrics)."""
     return orjson.dumps(
         {
             "id": id,
@@ -80,12 +83,20 @@ def usage_chunk(endpoint: str, id: str, model: str, created: int, use: dict[str,
             "model": model,
             "choices": [],
             "usage": use,
+            **(extra or {}),
         }
     )
 
 
 def chat_completion(
-    id: str, model: str, created: int, content: str, finish_reason: str, use: dict[str, int]
+    id: str,
+    model: str,
+    created: int,
+    content: str,
+    finish_reason: str,
+    use: dict[str, int],
+    *,
+    extra: dict[str, Any] | None = None,
 ) -> bytes:
     return orjson.dumps(
         {
@@ -102,12 +113,20 @@ def chat_completion(
                 }
             ],
             "usage": use,
+            **(extra or {}),
         }
     )
 
 
 def text_completion(
-    id: str, model: str, created: int, text: str, finish_reason: str, use: dict[str, int]
+    id: str,
+    model: str,
+    created: int,
+    text: str,
+    finish_reason: str,
+    use: dict[str, int],
+    *,
+    extra: dict[str, Any] | None = None,
 ) -> bytes:
     return orjson.dumps(
         {
@@ -117,6 +136,7 @@ def text_completion(
             "model": model,
             "choices": [{"index": 0, "text": text, "logprobs": None, "finish_reason": finish_reason}],
             "usage": use,
+            **(extra or {}),
         }
     )
 

@@ -15,6 +15,7 @@ from gateway.errors import APIError
 from gateway.logs import log
 from gateway.runtime import RuntimeManager
 from gateway.state import STATE, GatewayState
+from policies.ratelimit import RateLimiter
 
 _HTTP_MESSAGES = {404: "Unknown request URL: {method} {path}.", 405: "Method {method} is not allowed for {path}."}
 
@@ -105,9 +106,20 @@ async def admin_reload(request: web.Request) -> web.Response:
     return _json({"reloaded": True, "source": state.runtime.current.source})
 
 
-def create_app(runtime: RuntimeManager, *, log_requests: bool = True, client_max_size: int = 64 * 1024 * 1024) -> web.Application:
+def _uses_models(runtime: RuntimeManager) -> bool:
+    """Whether any tenant may need the encoder or classifier (cache on, or routing by class), so they
+    start loading now rather than on the first request that needs them."""
+    config = runtime.current.config
+    return "auto" in config.models or any(t.cache.enabled or t.routing.needs_classification
+                                          for t in config.tenants.values())
+
+
+def create_app(runtime: RuntimeManager, limiter: RateLimiter, *, log_requests: bool = True,
+               client_max_size: int = 64 * 1024 * 1024) -> web.Application:
     app = web.Application(middlewares=[request_id_and_errors], client_max_size=client_max_size)
-    state = GatewayState(runtime=runtime, log_requests=log_requests)
+    state = GatewayState(runtime=runtime, limiter=limiter, log_requests=log_requests)
+    state.services["ratelimit"] = limiter
+    state.services["models"] = state.models
     app[STATE] = state
     app.router.add_post("/v1/chat/completions", handle_chat)
     app.router.add_post("/v1/completions", handle_completions)
@@ -120,8 +132,12 @@ def create_app(runtime: RuntimeManager, *, log_requests: bool = True, client_max
 
     async def lifecycle(app: web.Application):
         await runtime.start()
+        if _uses_models(runtime):
+            state.models.start()
         yield
         await runtime.aclose()
+        await limiter.aclose()
+        await state.models.aclose()
 
     app.cleanup_ctx.append(lifecycle)
     return app

@@ -21,8 +21,17 @@ from gateway.context import RequestContext
 from gateway.errors import APIError
 from gateway.record import record
 from gateway.state import STATE, GatewayState
-from gateway.validate import include_usage, parse_json, requested_max_tokens, validate
+from gateway.understand import classify, needs_class, route
+from gateway.validate import include_usage, parse_json, validate
+from policies.budget import evaluate_async
+from policies.ratelimit import RateDecision
+from policies.routing import looks_like_refusal
 from policies.schema import Tenant
+from policies.tokens import count_request
+
+DEFAULT_OUTPUT_RESERVE = 512
+"""Output tokens reserved against tokens/min when neither the request nor its budget bounds the output;
+the reservation is settled against the real usage when the response ends."""
 
 _SSE_HEADERS = {"Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache",
                 "X-Accel-Buffering": "no"}
@@ -56,20 +65,34 @@ def resolve_model(state: GatewayState, tenant: Tenant, model: str) -> str:
     return route.pool
 
 
-def apply_output_budget(ctx: RequestContext, tenant: Tenant) -> None:
-    """Clamp the requested output to the tenant's per-turn budget, and say so in a header."""
-    cap = tenant.budgets.max_output_tokens
-    asked = requested_max_tokens(ctx.endpoint, ctx.body)
-    ctx.max_output_tokens = asked
-    if cap is None or (asked is not None and asked <= cap):
-        return
-    body = ctx.body
-    if ctx.endpoint == "chat" and "max_completion_tokens" in body:
-        body["max_completion_tokens"] = cap
-    body["max_tokens"] = cap
-    ctx.max_output_tokens = cap
-    if asked is not None:
-        ctx.response_headers["x-switchyard-max-tokens-clamped"] = str(cap)
+async def apply_budget(state: GatewayState, ctx: RequestContext, tenant: Tenant) -> None:
+    """Count the prompt once; reject, truncate or compress it per the tenant's budget; clamp the output."""
+    runtime = state.runtime.current
+    counter = runtime.counters[ctx.pool]  # type: ignore[index]
+    ctx.prompt_tokens = count_request(ctx.endpoint, ctx.body, counter)
+    decision = await evaluate_async(ctx.endpoint, ctx.body, tenant.budgets, ctx.prompt_tokens, counter,
+                                    state.compressor(tenant.budgets, counter))
+    decision.observe()
+    if decision.rejected:
+        raise APIError(400, decision.message or "The request is over its token budget.",
+                       param="messages" if ctx.endpoint == "chat" else "prompt", code="input_budget_exceeded")
+    ctx.body = decision.body
+    ctx.prompt_tokens = decision.tokens_after
+    ctx.max_output_tokens = decision.max_output_tokens
+    ctx.response_headers.update(decision.headers())
+    ctx.log_fields.update(decision.log_fields())
+
+
+async def admit(state: GatewayState, ctx: RequestContext, tenant: Tenant) -> RateDecision:
+    """Requests/min and tokens/min, charged up front with the prompt plus the most output it may take."""
+    out = ctx.max_output_tokens if ctx.max_output_tokens is not None else DEFAULT_OUTPUT_RESERVE
+    prompt = ctx.prompt_tokens or 0
+    decision = await state.limiter.acquire(ctx.tenant_id, ctx.key_name, tenant.limits,
+                                           tokens=prompt + out * int(ctx.body.get("n") or 1), prompt_tokens=prompt)
+    ctx.response_headers.update(decision.headers())
+    if not decision.allowed:
+        raise APIError(429, decision.error_message(), code="rate_limit_exceeded")
+    return decision
 
 
 async def handle_chat(request: web.Request) -> web.StreamResponse:
@@ -106,33 +129,84 @@ async def _pipeline(request: web.Request, state: GatewayState, ctx: RequestConte
     ctx.stream = bool(body.get("stream"))
     ctx.include_usage = include_usage(body)
     ctx.pool = resolve_model(state, tenant, ctx.public_model)
-    apply_output_budget(ctx, tenant)
-    await state.admit(ctx)
-
-    pool = state.runtime.current.pools[ctx.pool]
-    backend_request = BackendRequest(endpoint=ctx.endpoint, body=body, stream=ctx.stream,  # type: ignore[arg-type]
-                                     request_id=ctx.request_id, want_usage=True)
-    sent = time.perf_counter()
+    if needs_class(ctx):
+        await classify(state, ctx)
+    decision = route(state, request, ctx)
+    ctx.pool = decision.pool
+    await apply_budget(state, ctx, tenant)
+    rate = await admit(state, ctx, tenant)
     try:
-        response = await pool.send(backend_request)
-    except BackendError as exc:
-        ctx.upstream_seconds = time.perf_counter() - sent
-        metrics.UPSTREAM_ERRORS.labels(ctx.pool, exc.code or "error").inc()
-        headers = {"Retry-After": str(int(exc.retry_after + 0.999))} if exc.retry_after else None
-        raise APIError(exc.status, exc.message, code=exc.code, param=exc.param, type=exc.type,
-                       headers=headers) from None
+        return await _generate(request, state, ctx, rate, decision.pools)
+    finally:
+        actual = None
+        if ctx.usage_prompt_tokens is not None or ctx.completion_tokens:
+            actual = (ctx.usage_prompt_tokens if ctx.usage_prompt_tokens is not None else ctx.prompt_tokens or 0) \
+                + ctx.completion_tokens
+        await state.limiter.reconcile(rate, actual)
+
+
+def _served_name(state: GatewayState, ctx: RequestContext, pool: str) -> str:
+    """The model name to send to `pool`: the client's own when its model maps there, else the first public
+    name that does (a member's configured `model` still overrides it upstream)."""
+    models = state.runtime.current.config.models
+    route_ = models.get(ctx.public_model)
+    if route_ is not None and route_.pool == pool:
+        return ctx.public_model
+    return next((name for name, m in models.items() if m.pool == pool), ctx.public_model)
+
+
+async def _generate(request: web.Request, state: GatewayState, ctx: RequestContext, rate: RateDecision,
+                    pools: tuple[str, ...]) -> web.StreamResponse:
+    """Try the route's pools in order: a failure before the first byte, or a refusal by a smaller model,
+    escalates to the next one."""
+    runtime = state.runtime.current
+    sent = time.perf_counter()
+    for i, pool_name in enumerate(pools):
+        last = i == len(pools) - 1
+        ctx.pool = pool_name
+        body = ctx.body
+        served = _served_name(state, ctx, pool_name)
+        if body.get("model") != served:
+            body = {**body, "model": served}
+        backend_request = BackendRequest(endpoint=ctx.endpoint, body=body, stream=ctx.stream,  # type: ignore[arg-type]
+                                         request_id=ctx.request_id, want_usage=True)
+        try:
+            response = await runtime.pools[pool_name].send(backend_request)
+        except BackendError as exc:
+            metrics.UPSTREAM_ERRORS.labels(pool_name, exc.code or "error").inc()
+            if exc.retryable and not last:
+                ctx.log_fields.setdefault("escalations", []).append(f"{pool_name}: {exc.code}")
+                continue
+            ctx.upstream_seconds = time.perf_counter() - sent
+            headers = {"Retry-After": str(int(exc.retry_after + 0.999))} if exc.retry_after else None
+            raise APIError(exc.status, exc.message, code=exc.code, param=exc.param, type=exc.type,
+                           headers=headers) from None
+        if not ctx.stream and not last and _refused(response):
+            await response.aclose()
+            ctx.log_fields.setdefault("escalations", []).append(f"{pool_name}: refused")
+            continue
+        break
     ctx.backend, ctx.member = response.backend_name, response.member
-    ctx.response_headers["x-switchyard-route"] = ctx.pool
+    ctx.response_headers["x-switchyard-route"] = pool_name
     try:
         if ctx.stream:
-            return await _stream(request, ctx, response, sent)
-        return _json(ctx, response, sent)
+            return await _stream(request, state, ctx, response, rate)
+        return _json(ctx, response)
     finally:
         await response.aclose()
         ctx.upstream_seconds = (ctx.ttlt or ctx.elapsed()) - (sent - ctx.started)
 
 
-def _json(ctx: RequestContext, response: BackendResponse, sent: float) -> web.Response:
+def _refused(response: BackendResponse) -> bool:
+    try:
+        choice = orjson.loads(response.body or b"{}")["choices"][0]
+        text = choice.get("text") if "text" in choice else (choice.get("message") or {}).get("content")
+    except (orjson.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError):
+        return False
+    return isinstance(text, str) and looks_like_refusal(text)
+
+
+def _json(ctx: RequestContext, response: BackendResponse) -> web.Response:
     raw = response.body or b"{}"
     usage = response.usage
     if usage is None:
@@ -152,15 +226,21 @@ def _take_usage(ctx: RequestContext, usage: dict | None) -> None:
         ctx.completion_tokens = usage.get("completion_tokens") or 0
 
 
-async def _stream(request: web.Request, ctx: RequestContext, response: BackendResponse, sent: float) -> web.StreamResponse:
+async def _stream(request: web.Request, state: GatewayState, ctx: RequestContext, response: BackendResponse,
+                  rate: RateDecision) -> web.StreamResponse:
     out = web.StreamResponse(status=200, headers={**_SSE_HEADERS, **ctx.response_headers})
     await out.prepare(request)
     ctx.status = 200
     events = response.events
     assert events is not None
     write = out.write
+    # Streamed output is charged against tokens/min as it flows (one token per content event until the
+    # final usage settles the exact count), so a long stream cannot overrun the limit unseen.
+    charge = state.limiter.charge if rate.buckets else None
     try:
         async for payload in events:
+            if charge is not None:
+                await charge(rate, 1)
             if b'"usage":{' in payload:
                 # The gateway always asks for usage; the usage-only chunk reaches the client only if it
                 # asked for it too.

@@ -53,7 +53,8 @@ class RequestContext:
     queue_seconds: float = 0.0
     error_code: str | None = None
     response_headers: dict[str, str] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)
+    log_fields: dict[str, Any] = field(default_factory=dict)
+    """Extra fields steps add to the request's log line (budget action, compression ratio, ...)."""
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.started

@@ -35,6 +35,8 @@ def record(state, ctx: RequestContext) -> None:
         "total_ms": round(total * 1000, 3), "upstream_ms": round(ctx.upstream_seconds * 1000, 3),
         "queue_ms": round(ctx.queue_seconds * 1000, 3), "overhead_ms": round(overhead * 1000, 3),
     }
+    if ctx.log_fields:
+        fields.update(ctx.log_fields)
     if ctx.tenant is not None and ctx.tenant.log_prompts and ctx.body:
         fields["messages"] = ctx.body.get("messages") or ctx.body.get("prompt")
     log.info("request", **fields)

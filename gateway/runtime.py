@@ -22,6 +22,7 @@ from gateway.logs import log
 from gateway.metrics import POLICY_RELOADS
 from policies import loader
 from policies.schema import GatewayConfig, LocalMember, Pool as PoolConfig, Tenant, UpstreamMember
+from policies.tokens import TokenCounter, counter_for
 
 
 def hash_key(key: str) -> str:
@@ -43,6 +44,8 @@ class Runtime:
     admins: dict[str, str]
     pools: dict[str, Pool]
     pool_configs: dict[str, PoolConfig]
+    counters: dict[str, TokenCounter]
+    """Per pool: the members' tokenizer when known, else the estimate. Counted once per request."""
 
 
 def build_member(pool_name: str, index: int, member: UpstreamMember | LocalMember, cfg: PoolConfig) -> Backend:
@@ -52,6 +55,13 @@ def build_member(pool_name: str, index: int, member: UpstreamMember | LocalMembe
     from backends.local import LocalEngineBackend
 
     return LocalEngineBackend.from_member(f"{pool_name}/{index}", member)
+
+
+def tokenizer_of(cfg: PoolConfig) -> str | None:
+    if cfg.tokenizer is not None:
+        return cfg.tokenizer
+    first = cfg.members[0]
+    return first.model if isinstance(first, LocalMember) else None
 
 
 def build_pool(name: str, cfg: PoolConfig) -> Pool:
@@ -110,7 +120,10 @@ class RuntimeManager:
             for key in tenant.keys
         }
         admins = {key.sha256: key.name for key in config.server.admin_keys}
-        return Runtime(config, source, principals, admins, pools, dict(config.pools))
+        # Loading a tokenizer reads files: off the event loop.
+        counters = {name: await asyncio.to_thread(counter_for, tokenizer_of(pcfg))
+                    for name, pcfg in config.pools.items()}
+        return Runtime(config, source, principals, admins, pools, dict(config.pools), counters)
 
     async def apply(self, config: GatewayConfig, source: str) -> None:
         async with self._lock:

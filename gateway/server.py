@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 from pathlib import Path
 
@@ -11,13 +12,16 @@ from aiohttp import web
 from gateway.app import create_app
 from gateway.logs import log
 from gateway.runtime import RuntimeManager
+from policies.ratelimit import RateLimiter
 from policies.schema import GatewayConfig
 
 
 async def serve(config: GatewayConfig, source: str, path: Path | None, host: str, port: int,
                 log_requests: bool = True, ready: asyncio.Event | None = None) -> None:
     runtime = RuntimeManager(config, source, path)
-    app = create_app(runtime, log_requests=log_requests)
+    redis_url = config.server.redis_url or os.environ.get("SWITCHYARD_REDIS_URL")
+    limiter = await RateLimiter.create(redis_url)
+    app = create_app(runtime, limiter, log_requests=log_requests)
     # handler_cancellation: a client that goes away cancels its handler at once, which closes the
     # upstream connection and so stops generation there.
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None)

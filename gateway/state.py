@@ -1,27 +1,39 @@
-"""What the running gateway holds: the live runtime and the optional shared services."""
+"""What the running gateway holds: the live runtime and the shared services (rate limiter, cache, ...)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from aiohttp import web
 
-from gateway.context import RequestContext
 from gateway.runtime import RuntimeManager
+from gateway.understand import SharedModels
+from policies.compression import Compressor
+from policies.ratelimit import RateLimiter
+from policies.schema import Budgets
+from policies.tokens import TokenCounter
 
 
 @dataclass
 class GatewayState:
     runtime: RuntimeManager
+    limiter: RateLimiter
+    models: SharedModels = field(default_factory=SharedModels)
+    """The sentence encoder and the prompt classifier, loaded in the background at start-up."""
     log_requests: bool = True
     services: dict[str, Any] = field(default_factory=dict)
+    """Services with a `status()` shown in /readyz, by name."""
+    embed: Callable[[list[str]], np.ndarray] | None = None
+    """The shared sentence encoder (sync, for worker threads), when one is loaded."""
 
-    async def admit(self, ctx: RequestContext) -> None:
-        """Rate limits and admission, before the backend is asked. Raises `APIError(429)` when over."""
-        limiter = self.services.get("limiter")
-        if limiter is not None:
-            await limiter.admit(ctx)
+    def compressor(self, budgets: Budgets, counter: TokenCounter) -> Compressor | None:
+        """A compressor only for tenants whose policy compresses (it is used off the event loop)."""
+        if budgets.on_input_over != "compress":
+            return None
+        return Compressor(budgets.compression, counter, embed=self.embed)
 
 
 STATE = web.AppKey("switchyard_state", GatewayState)

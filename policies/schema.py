@@ -68,6 +68,8 @@ Member = Annotated[
 
 class Pool(Strict):
     members: list[Member] = Field(min_length=1)
+    tokenizer: str | None = Field(None, description="HF tokenizer dir/name the members use, for exact token "
+                                                    "counts; default: a local member's model, else an estimate")
     timeouts: Timeouts = Timeouts()
     max_attempts: int = Field(2, ge=1, le=10, description="members tried before the first byte is sent")
 
@@ -134,19 +136,122 @@ class Budgets(Strict):
 
 
 class CachePolicy(Strict):
+    """Per-tenant cache settings; defaults are the shipped settings measured in docs/cache.md."""
+
     enabled: bool = True
     semantic: bool = True
-    threshold: float = Field(0.9, ge=0.0, le=1.0)
+    threshold: float = Field(0.65, ge=0.0, le=1.0, description="cosine a semantic candidate must reach")
+    verify: bool = Field(True, description="near-miss guard on semantic candidates (cache.guard)")
     ttl_seconds: int = Field(86400, ge=1)
     only_deterministic: bool = True
+    max_entries: int | None = Field(None, ge=1, description="per-tenant LRU bound; default: the store's")
+
+
+TaskClass = Literal["simple", "complex", "code", "math"]
+"""The prompt classifier's labels (`classifiers/model/prompt_classifier.json`; a test keeps them equal)."""
+
+AUTO_MODEL = "auto"
+"""The public model name that means "let Switchyard choose" by the routing rules."""
+
+
+class RouteMatch(Strict):
+    """Conditions of one routing rule; all that are set must hold. An empty match matches everything."""
+
+    classes: list[TaskClass] | None = Field(None, min_length=1, description="classifier labels")
+    min_confidence: float | None = Field(None, ge=0.0, le=1.0, description="classifier confidence ≥ this")
+    max_confidence: float | None = Field(None, ge=0.0, le=1.0, description="classifier confidence < this")
+    min_prompt_tokens: int | None = Field(None, ge=0, description="prompt tokens ≥ this")
+    max_prompt_tokens: int | None = Field(None, ge=0, description="prompt tokens ≤ this")
+    models: list[str] | None = Field(
+        None,
+        min_length=1,
+        description="requested public model names; unset = `auto` (and every name when explicit_models: route)",
+    )
+
+    @field_validator("max_confidence")
+    @classmethod
+    def _confidence_range(cls, v, info):
+        lo = info.data.get("min_confidence")
+        if v is not None and lo is not None and lo >= v:
+            raise ValueError("must be above min_confidence")
+        return v
+
+    @field_validator("max_prompt_tokens")
+    @classmethod
+    def _token_range(cls, v, info):
+        lo = info.data.get("min_prompt_tokens")
+        if v is not None and lo is not None and lo > v:
+            raise ValueError("must not be below min_prompt_tokens")
+        return v
+
+
+class RouteRule(Strict):
+    name: str | None = Field(None, description="shown in logs and the route reason")
+    when: RouteMatch = RouteMatch()
+    pool: str = Field(description="pool that serves a matching request")
+    escalate_to: list[str] | None = Field(
+        None, description="pools to try next, in order; default: the cascade ladder's rungs above `pool`"
+    )
+
+    @field_validator("escalate_to")
+    @classmethod
+    def _escalation(cls, v, info):
+        if v is not None and info.data.get("pool") in v:
+            raise ValueError(f"must not contain the rule's own pool {info.data['pool']!r}")
+        return v
+
+
+class Cascade(Strict):
+    ladder: list[str] = Field(
+        default_factory=list,
+        description="pools from cheapest to strongest; a failed or refused request moves one rung up",
+    )
+    min_confidence: float | None = Field(
+        None, ge=0.0, le=1.0, description="classifier confidence below this skips the chosen rung"
+    )
+
+    @field_validator("ladder")
+    @classmethod
+    def _unique(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError("a pool appears twice in the ladder")
+        return v
 
 
 class RoutingPolicy(Strict):
-    """Filled by the classifier/routing issue; `auto` resolves through these rules."""
+    """How `auto` (and, if the tenant wants, explicit model names) resolve to backend pools.
 
-    rules: list[dict] = Field(default_factory=list)
-    default_pool: str | None = None
-    allow_header_override: bool = False
+    Rules are tried in order; the first match wins. `policies.routing.decide_route` applies them.
+    """
+
+    rules: list[RouteRule] = Field(default_factory=list)
+    default_pool: str | None = Field(None, description="`auto` requests no rule matched; default: the `auto` model's pool")
+    cascade: Cascade = Cascade()
+    allow_header_override: bool = Field(False, description="honour `x-switchyard-route: <pool>`")
+    explicit_models: Literal["honour", "route", "refuse"] = Field(
+        "honour",
+        description="a request naming a model: honour = its own pool; route = through the rules like "
+        "`auto`; refuse = 403",
+    )
+
+    def pool_refs(self) -> list[tuple[tuple[str | int, ...], str]]:
+        """(path inside this policy, pool name) for every pool it names: the config's cross-reference check."""
+        refs: list[tuple[tuple[str | int, ...], str]] = []
+        for i, rule in enumerate(self.rules):
+            refs.append((("rules", i, "pool"), rule.pool))
+            refs += [(("rules", i, "escalate_to", j), p) for j, p in enumerate(rule.escalate_to or ())]
+        refs += [(("cascade", "ladder", j), p) for j, p in enumerate(self.cascade.ladder)]
+        if self.default_pool is not None:
+            refs.append((("default_pool",), self.default_pool))
+        return refs
+
+    @property
+    def needs_classification(self) -> bool:
+        """False when no decision depends on the class, so the gateway may skip the classifier."""
+        return self.cascade.min_confidence is not None or any(
+            r.when.classes is not None or r.when.min_confidence is not None or r.when.max_confidence is not None
+            for r in self.rules
+        )
 
 
 class Guardrails(Strict):
@@ -182,6 +287,8 @@ class Tenant(Strict):
 
 class Server(Strict):
     max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024)
+    redis_url: str | None = Field(None, description="shared state across replicas: cache, rate limits "
+                                                     "(or $SWITCHYARD_REDIS_URL); in-process when unset")
     admin_keys: list[ApiKey] = Field(default_factory=list)
 
 
@@ -202,6 +309,9 @@ class GatewayConfig(Strict):
             for i, m in enumerate(tenant.models):
                 if m != "*" and m not in self.models:
                     errors.append((("tenants", tname, "models", i), f"unknown model {m!r}"))
+            for path, pool in tenant.routing.pool_refs():
+                if pool not in self.pools:
+                    errors.append((("tenants", tname, "routing", *path), f"unknown pool {pool!r}"))
             for i, key in enumerate(tenant.keys):
                 if key.sha256 in seen:
                     errors.append((("tenants", tname, "keys", i, "sha256"),

@@ -157,3 +157,24 @@ def test_upstream_failures_map_to_5xx(failing_gateway, model, status, sdk_error)
     with pytest.raises(sdk_error):
         client.chat.completions.create(model=model, messages=[{"role": "user", "content": "x"}],
                                        extra_body={"mock": {"first_delay_ms": 5000}}, stream=True)
+
+
+def test_policy_check_cli_names_file_line_field(tmp_path):
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("pools:\n  p:\n    members:\n      - url: ftp://nowhere\n"
+                   "models:\n  m: {pool: p}\n"
+                   "tenants:\n  t:\n    keys: [{sha256: 'abc'}]\n    models: [m]\n"
+                   "    routing: {rules: [{pool: nope}]}\n")
+    out = subprocess.run([sys.executable, "-m", "gateway.cli", "policy", "check", str(bad),
+                          "policies/examples/gateway.yaml"], capture_output=True, text=True)
+    assert out.returncode == 1
+    assert f"{bad}:4: pools.p.members[0].url:" in out.stdout
+    assert f"{bad}:9: tenants.t.keys[0].sha256:" in out.stdout
+    assert "policies/examples/gateway.yaml: ok" in out.stdout
+    bad.write_text(bad.read_text().replace("ftp://nowhere", "http://h/v1").replace("'abc'", "'" + "a" * 64 + "'"))
+    out = subprocess.run([sys.executable, "-m", "gateway.cli", "policy", "check", str(bad)],
+                         capture_output=True, text=True)
+    assert out.returncode == 1 and f"{bad}:11: tenants.t.routing.rules[0].pool: unknown pool 'nope'" in out.stdout

@@ -25,9 +25,9 @@ def _request_lines(gateway, request_id: str) -> list[dict]:
 def test_one_log_line_per_request_without_key_or_prompt(gateway):
     client = openai.OpenAI(base_url=gateway.url + "/v1", api_key=TENANT_KEYS["acme"], max_retries=0)
     secret_prompt = "my secret prompt text 4242"
-    client.chat.completions.create(model="small", messages=[{"role": "user", "content": secret_prompt}],
-                                   max_tokens=3, stream=True, stream_options={"include_usage": True},
-                                   extra_headers={"x-request-id": "log-check-1"}).close()
+    list(client.chat.completions.create(model="small", messages=[{"role": "user", "content": secret_prompt}],
+                                        max_tokens=3, stream=True, stream_options={"include_usage": True},
+                                        extra_headers={"x-request-id": "log-check-1"}))
     lines = _request_lines(gateway, "log-check-1")
     assert len(lines) == 1
     line = lines[0]

@@ -1,0 +1,67 @@
+"""The local engine: Hugging Face causal LMs served with a KV cache and speculative decoding.
+
+    loader      load a model directory (device, dtype, tokenizer, chat template, context length)
+    runner      forward passes with a rollback-able KV cache
+    sampling    sampling parameters and logits -> distribution
+    speculative verification rules (greedy and rejection sampling), adaptive k, per-request stats
+    drafters    draft-model and prompt-lookup (n-gram) drafters
+    detok       incremental detokenisation and stop sequences
+    worker      executes prefill / decode rounds for a sequence
+    scheduler   decides which sequences run next
+    engine      the worker thread loop and the asyncio handles
+    openai_api  OpenAI request validation -> GenerationRequest
+    responses   engine events -> OpenAI chunks / bodies
+    server      `switchyard engine serve`
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from backends.engine.engine import Engine, RequestHandle
+from backends.engine.loader import LoadedModel, ModelLoadError, check_pair, load_model
+from backends.engine.request import GenerationRequest, Submission
+from backends.engine.sampling import SamplingParams
+from backends.engine.scheduler import FifoScheduler
+from backends.engine.worker import ServedModel, Worker
+
+__all__ = [
+    "Engine",
+    "FifoScheduler",
+    "GenerationRequest",
+    "LoadedModel",
+    "ModelLoadError",
+    "RequestHandle",
+    "SamplingParams",
+    "ServedModel",
+    "Submission",
+    "Worker",
+    "build_engine",
+    "load_model",
+]
+
+
+def build_engine(
+    model: str | Path,
+    draft: str | Path | None = None,
+    *,
+    name: str,
+    draft_name: str | None = None,
+    device: str | None = None,
+    max_running: int = 4,
+) -> Engine:
+    """Load a target (and draft) and return an engine, not yet started, that serves `name`
+    (speculative when a draft is given) and, when `draft_name` is set, the draft alone as well.
+    The draft's weights are loaded once and shared by both."""
+    target = load_model(model, device=device)
+    models = {}
+    draft_lm = None
+    if draft is not None:
+        draft_lm = load_model(draft, device=device)
+        check_pair(target, draft_lm)
+    models[name] = ServedModel(name=name, target=target, draft=draft_lm)
+    if draft_name is not None:
+        if draft_lm is None:
+            raise ValueError("draft_name needs a draft model")
+        models[draft_name] = ServedModel(name=draft_name, target=draft_lm, draft=None)
+    return Engine(models, FifoScheduler(max_running=max_running))

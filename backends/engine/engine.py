@@ -1,0 +1,212 @@
+"""The engine core: a loop in one worker thread that asks the scheduler what to run and has the
+worker run it. The asyncio side only submits requests and reads their events; model work never
+touches the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator
+
+from backends.engine import metrics
+from backends.engine.request import (
+    Delta,
+    Event,
+    Failed,
+    Finished,
+    GenerationRequest,
+    Started,
+    Submission,
+)
+from backends.engine.scheduler import FifoScheduler, Scheduler
+from backends.engine.worker import SequenceState, ServedModel, Worker
+
+log = logging.getLogger("switchyard.engine")
+
+
+class RequestHandle:
+    """The asyncio side of one request: an async iterator of its events, and `cancel()`."""
+
+    def __init__(self, engine: Engine, request: GenerationRequest, loop: asyncio.AbstractEventLoop) -> None:
+        self.request = request
+        self._engine = engine
+        self._loop = loop
+        self._queue: asyncio.Queue[Event] = asyncio.Queue()
+        self.submission = Submission(request=request, emit=self._emit_threadsafe)
+        self.done = False
+
+    def _emit_threadsafe(self, event: Event) -> None:
+        try:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, event)
+        except RuntimeError:  # the loop is closed: nobody is listening any more
+            self.submission.cancelled.set()
+
+    async def next_event(self) -> Event:
+        event = await self._queue.get()
+        if isinstance(event, (Finished, Failed)):
+            self.done = True
+        return event
+
+    async def __aiter__(self) -> AsyncIterator[Event]:
+        while not self.done:
+            yield await self.next_event()
+
+    def cancel(self) -> None:
+        """Stop generating (client gone). Safe to call twice or after the end."""
+        if not self.done:
+            self.submission.cancelled.set()
+            self._engine.wake()
+
+
+class Engine:
+    def __init__(self, models: dict[str, ServedModel], scheduler: Scheduler | None = None) -> None:
+        self.models = models
+        self.worker = Worker(models)
+        self.scheduler = scheduler or FifoScheduler()
+        self._inbox: list[Submission] = []
+        self._cv = threading.Condition()
+        self._stop = False
+        self._thread: threading.Thread | None = None
+        self._submitted_at: dict[int, float] = {}
+        self._reported = (0, 0)  # (waiting, running) last added to the process-wide gauges
+        self.users = 0  # backends sharing this engine (start/close reference count)
+
+    # ------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        with self._cv:
+            if self._thread is None or not self._thread.is_alive():
+                self._stop = False
+                self._thread = threading.Thread(target=self._loop, name="switchyard-engine", daemon=True)
+                self._thread.start()
+
+    def shutdown(self, timeout: float = 10.0) -> None:
+        with self._cv:
+            self._stop = True
+            self._cv.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+        self._report(0, 0)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    # ------------------------------------------------------------ asyncio side
+
+    def submit(self, request: GenerationRequest) -> RequestHandle:
+        if request.model not in self.models:
+            raise KeyError(request.model)
+        if not self.alive:
+            raise RuntimeError("engine is not running")
+        handle = RequestHandle(self, request, asyncio.get_running_loop())
+        with self._cv:
+            self._submitted_at[id(handle.submission)] = time.perf_counter()
+            self._inbox.append(handle.submission)
+            self._cv.notify_all()
+        return handle
+
+    def wake(self) -> None:
+        with self._cv:
+            self._cv.notify_all()
+
+    @property
+    def waiting(self) -> int:
+        return self.scheduler.waiting + len(self._inbox)
+
+    @property
+    def running(self) -> int:
+        return self.scheduler.running
+
+    def outstanding(self, model: str | None = None) -> int:
+        return self.waiting + self.running
+
+    # ------------------------------------------------------------ worker thread
+
+    def _loop(self) -> None:
+        while True:
+            with self._cv:
+                while not self._stop and not self._inbox and not self.scheduler.schedule():
+                    self._report(self.scheduler.waiting, self.scheduler.running)
+                    self._cv.wait()
+                if self._stop:
+                    break
+                for sub in self._inbox:
+                    self.scheduler.add(sub)
+                self._inbox.clear()
+            for sub in self.scheduler.drop_cancelled():
+                self._close(sub, None, "cancelled")
+            for item in self.scheduler.schedule():
+                self._step(item)
+            self._report(self.scheduler.waiting, self.scheduler.running)
+        self._abort_all()
+
+    def _step(self, item: Submission | SequenceState) -> None:
+        sub = item if isinstance(item, Submission) else item.sub
+        seq = item if isinstance(item, SequenceState) else None
+        if sub.cancelled.is_set():
+            self._close(item, seq, "cancelled")
+            return
+        model = sub.request.model
+        try:
+            if seq is None:
+                seq = self.worker.prepare(sub)
+                self.scheduler.started(sub, seq)
+                item = seq
+            before, was_prefill = len(seq.completion), not seq.prefilled
+            done = self.worker.step(seq)
+        except Exception as e:  # noqa: BLE001 - one bad request must not kill the engine
+            log.exception("engine step failed for request %s", sub.request.request_id)
+            sub.emit(Failed(message=f"generation failed: {type(e).__name__}"))
+            self._close(item, seq, "error", emit=False)
+            return
+        if was_prefill:
+            metrics.PROMPT_TOKENS.labels(model).inc(seq.prompt_len)
+        new = len(seq.completion) - before
+        if new:
+            metrics.GENERATION_TOKENS.labels(model).inc(new)
+            started = self._submitted_at.pop(id(sub), None)
+            if started is not None:
+                metrics.TTFT.labels(model).observe(time.perf_counter() - started)
+        if done:
+            self._close(item, seq, seq.finished or "stop", emit=False)
+
+    def _close(self, item, seq: SequenceState | None, reason: str, emit: bool = True) -> None:
+        sub = item if isinstance(item, Submission) else item.sub
+        self.scheduler.finish(item)
+        self._submitted_at.pop(id(sub), None)
+        model = sub.request.model
+        metrics.REQUESTS.labels(model, reason).inc()
+        if seq is not None:
+            stats = seq.stats
+            metrics.TARGET_PASSES.labels(model).inc(stats.target_passes)
+            if stats.proposed:
+                metrics.SPEC_PROPOSED.labels(model, stats.drafter).inc(stats.proposed)
+                metrics.SPEC_ACCEPTED.labels(model, stats.drafter).inc(stats.accepted)
+                metrics.ACCEPTANCE.labels(model, stats.drafter).set(stats.acceptance_rate or 0.0)
+            elapsed = time.perf_counter() - seq.decode_started if seq.decode_started else 0.0
+            if elapsed > 0 and seq.completion:
+                metrics.TOKENS_PER_SECOND.labels(model).set(len(seq.completion) / elapsed)
+        if emit:
+            if seq is not None:
+                sub.emit(Worker.finished_event(seq, reason))
+            else:
+                sub.emit(Finished(reason=reason, prompt_tokens=len(sub.request.prompt_ids),  # type: ignore[arg-type]
+                                  completion_tokens=0, spec={}, decode_seconds=0.0))
+
+    def _abort_all(self) -> None:
+        for item in [*self._inbox, *self.scheduler.drain()]:
+            sub = item if isinstance(item, Submission) else item.sub
+            sub.emit(Failed(message="engine shut down"))
+        self._inbox.clear()
+
+    def _report(self, waiting: int, running: int) -> None:
+        """Move the process-wide gauges by this engine's change (several engines may share them)."""
+        last_w, last_r = self._reported
+        metrics.QUEUE_DEPTH.inc(waiting - last_w)
+        metrics.RUNNING.inc(running - last_r)
+        self._reported = (waiting, running)

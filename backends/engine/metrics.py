@@ -1,0 +1,34 @@
+"""Prometheus metrics of the local engine (in-process backend and `switchyard engine serve`)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+REQUESTS = Counter(
+    "switchyard_engine_requests_total", "Requests finished, by finish reason.", ["model", "finish_reason"]
+)
+PROMPT_TOKENS = Counter("switchyard_engine_prompt_tokens_total", "Prompt tokens prefilled.", ["model"])
+GENERATION_TOKENS = Counter("switchyard_engine_generation_tokens_total", "Tokens generated.", ["model"])
+TARGET_PASSES = Counter(
+    "switchyard_engine_target_forward_passes_total", "Target model decode forward passes.", ["model"]
+)
+SPEC_PROPOSED = Counter(
+    "switchyard_engine_spec_proposed_tokens_total", "Draft tokens proposed.", ["model", "drafter"]
+)
+SPEC_ACCEPTED = Counter(
+    "switchyard_engine_spec_accepted_tokens_total", "Draft tokens accepted by the target.", ["model", "drafter"]
+)
+ACCEPTANCE = Gauge(
+    "switchyard_engine_spec_acceptance_rate", "Acceptance rate of the last finished request.", ["model", "drafter"]
+)
+TOKENS_PER_SECOND = Gauge(
+    "switchyard_engine_tokens_per_second", "Decode tokens/s of the last finished request.", ["model"]
+)
+QUEUE_DEPTH = Gauge("switchyard_engine_queue_depth", "Requests waiting to start.")
+RUNNING = Gauge("switchyard_engine_running_requests", "Requests generating now.")
+TTFT = Histogram(
+    "switchyard_engine_time_to_first_token_seconds",
+    "Submission to first generated token.",
+    ["model"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)

@@ -1,0 +1,179 @@
+"""Semantic-cache lookup latency at 10k, 100k and 1M entries: encode + exact lookup + vector search +
+entry fetch + near-miss guard, through the real CacheService (in-memory store, ONNX encoder).
+
+The index holds the 181 real dev questions (real encodes, real texts) among N synthetic entries. The
+synthetic vectors are real question embeddings plus noise (cosine ~0.5 to their anchor), so they
+crowd the same region of the space as real traffic and the IVF clusters are realistic. Queries are
+real paraphrases, encoded one at a time as requests arrive (no batching help).
+
+    python bench/cache_latency.py [--sizes 10000,100000,1000000] [--queries 400]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import faiss  # noqa: E402
+
+from cache import keys  # noqa: E402
+from cache.encoder import Encoder  # noqa: E402
+from cache.entry import CacheEntry, new_entry_id  # noqa: E402
+from cache.evalset import load_groups  # noqa: E402
+from cache.index import single_thread_search  # noqa: E402
+from cache.service import CacheService  # noqa: E402
+from cache.stores.memory import MemoryStore  # noqa: E402
+from policies.schema import CachePolicy  # noqa: E402
+
+TENANT = "bench"
+
+
+def body(text: str) -> dict:
+    return {"model": "m", "messages": [{"role": "user", "content": text}], "temperature": 0}
+
+
+def synthetic(anchors: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    out = np.empty((n, anchors.shape[1]), np.float32)
+    for start in range(0, n, 100_000):
+        m = min(100_000, n - start)
+        base = anchors[rng.integers(0, len(anchors), m)]
+        noise = rng.standard_normal(base.shape).astype(np.float32) / np.sqrt(base.shape[1])
+        v = base + 1.7 * noise
+        out[start:start + m] = v / np.linalg.norm(v, axis=1, keepdims=True)
+    return out
+
+
+def make_entry(text: str, vector: np.ndarray, context: str, context_digest: str, i: int) -> CacheEntry:
+    request_digest = keys.request_digest("chat", body(text))
+    return CacheEntry(id=new_entry_id(), tenant=TENANT, endpoint="chat", request_model="m", model="m",
+                      exact_key=keys.scoped(TENANT, request_digest), context_key=context, text=text, vector=vector,
+                      response_text=f"cached answer number {i}, a sentence or two long like a short reply.",
+                      finish_reason="stop", usage={"prompt_tokens": 12, "completion_tokens": 20},
+                      created_at=time.time(), expires_at=time.time() + 86400,
+                      request_digest=request_digest, context_digest=context_digest)
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values) * 1000, q))
+
+
+async def run_size(n: int, encoder: Encoder, real_texts: list[str], real_vectors: np.ndarray, queries: list[str],
+                   anchors: np.ndarray, policy: CachePolicy, bar: tqdm) -> dict:
+    rng = np.random.default_rng(n)
+    store = MemoryStore(max_entries=n + 10_000, max_bytes=1 << 40)
+    service = CacheService(store, encoder)
+    context = keys.context_key(TENANT, "chat", body("x"))
+    context_digest = keys.context_digest("chat", body("x"))
+    fill = synthetic(anchors, n - len(real_texts), rng)
+    sampled = min(20_000, len(fill))  # memory per entry measured on the first 20k puts
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for i, vector in enumerate(fill):  # straight into the store; the index is built once by resync()
+        await store.put(make_entry(f"synthetic question {i}", vector, context, context_digest, i))
+        if i + 1 == sampled:
+            store_bytes = (tracemalloc.get_traced_memory()[0] - before) / sampled
+            tracemalloc.stop()
+        if i % 20000 == 0:
+            bar.set_postfix_str(f"{n:,}: filling store {i:,}")
+    for i, (text, vector) in enumerate(zip(real_texts, real_vectors)):
+        await store.put(make_entry(text, vector, context, context_digest, -i))
+    bar.set_postfix_str(f"{n:,}: building index")
+    started = time.perf_counter()
+    await service.start()  # resync: builds the namespace index (IVF trained in a thread when large)
+    build_s = time.perf_counter() - started
+    index = service._indexes[(TENANT, context)]
+    index_bytes = faiss.serialize_index(index._index).nbytes / len(index)
+    single_thread_search()
+    encode_t, lookup_t, total_t, hit_total_t, results = [], [], [], [], []
+    for text in queries[:10]:  # warm-up
+        await service.lookup(TENANT, policy, "chat", body(text), await encoder.embed(text))
+    for text in queries:
+        t0 = time.perf_counter()
+        vector = await encoder.embed(text)
+        t1 = time.perf_counter()
+        look = await service.lookup(TENANT, policy, "chat", body(text), vector)
+        t2 = time.perf_counter()
+        encode_t.append(t1 - t0)
+        lookup_t.append(t2 - t1)
+        total_t.append(t2 - t0)
+        results.append(look.result)
+        if look.hit is not None:
+            hit_total_t.append(t2 - t0)
+        bar.update(1)
+    # Flat exact search on the same vectors, for comparison with the IVF the service chose.
+    flat_t = []
+    if index.kind == "ivf" and n <= 200_000:
+        from cache.index import extract
+
+        ids, vecs = extract(index._index)
+        flat = faiss.IndexFlatIP(vecs.shape[1])
+        flat.add(vecs)
+        for text in queries[:100]:
+            q = (await encoder.embed(text))[None, :]
+            t = time.perf_counter()
+            flat.search(q, 4)
+            flat_t.append(time.perf_counter() - t)
+        del flat, vecs
+    await service.aclose()
+    del service, store, fill
+    gc.collect()
+    return {
+        "n": n, "kind": index.kind, "build_s": build_s, "hits": results.count("hit-semantic") + results.count("hit-exact"),
+        "queries": len(queries), "encode_p50": pct(encode_t, 50), "encode_p99": pct(encode_t, 99),
+        "lookup_p50": pct(lookup_t, 50), "lookup_p99": pct(lookup_t, 99),
+        "total_p50": pct(total_t, 50), "total_p99": pct(total_t, 99),
+        "hit_p50": pct(hit_total_t, 50) if hit_total_t else float("nan"),
+        "hit_p99": pct(hit_total_t, 99) if hit_total_t else float("nan"),
+        "flat_p50": pct(flat_t, 50) if flat_t else None,
+        "index_bytes": index_bytes, "store_bytes": store_bytes,
+    }
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--queries", type=int, default=400)
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    sizes = [int(s) for s in args.sizes.split(",")]
+    encoder = Encoder.load()
+    groups = load_groups("dev")
+    real_texts = [g.query for g in groups]
+    real_vectors = encoder.embed_many(real_texts)
+    pool = [t for g in groups for t in g.paraphrases]
+    queries = [pool[i % len(pool)] for i in range(args.queries)]
+    anchors = encoder.embed_many([t for g in load_groups("heldout") for t in [g.query, *g.paraphrases]])
+    policy = CachePolicy()
+    rows = []
+    with tqdm(total=len(sizes) * len(queries), desc="lookups", unit="q") as bar:
+        for n in sizes:
+            rows.append(await run_size(n, encoder, real_texts, real_vectors, queries, anchors, policy, bar))
+    print(f"\nencoder: {encoder.backend} {getattr(encoder.runtime, 'providers', '')}, threshold {policy.threshold}, "
+          f"guard {'on' if policy.verify else 'off'}, {args.queries} paraphrase queries per size, one at a time")
+    print(f"{'entries':>9} | {'index':>5} | {'build s':>7} | {'encode p50/p99 ms':>17} | {'lookup p50/p99 ms':>17} | "
+          f"{'total p50/p99 ms':>16} | {'HIT p50/p99 ms':>14} | {'hits':>7} | {'flat search p50':>15} | "
+          f"{'index B/entry':>13} | {'store B/entry':>13}")
+    print("-" * 168)
+    for r in rows:
+        flat = f"{r['flat_p50']:.2f} ms" if r["flat_p50"] is not None else "-"
+        print(f"{r['n']:>9,} | {r['kind']:>5} | {r['build_s']:>7.1f} | {r['encode_p50']:>7.2f} / {r['encode_p99']:>6.2f} | "
+              f"{r['lookup_p50']:>7.2f} / {r['lookup_p99']:>6.2f} | {r['total_p50']:>6.2f} / {r['total_p99']:>6.2f} | "
+              f"{r['hit_p50']:>5.2f} / {r['hit_p99']:>5.2f} | {r['hits']:>3}/{r['queries']:<3} | {flat:>15} | "
+              f"{r['index_bytes']:>13,.0f} | {r['store_bytes']:>13,.0f}")
+    print("lookup = exact-key get + FAISS search + entry fetch + guard; total = encode + lookup; "
+          "HIT = total over lookups that were served from the cache")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

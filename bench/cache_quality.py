@@ -1,0 +1,156 @@
+"""Semantic-cache quality on the hand-labelled groups in cache/data/: threshold sweep, with and without
+the near-miss guard, through the real CacheService (in-memory store, real encoder).
+
+Protocol per split: every group's question is stored (one tenant, one request context), then each
+paraphrase and each near-miss is looked up.
+  paraphrase hit rate = paraphrases answered with their own group's entry
+  false-hit rate      = near-misses answered with any entry (+ paraphrases answered with a wrong one)
+  precision           = right hits / all hits
+A harder variant ("rotated") stores the first paraphrase instead of the question, so near-misses
+(written as edits of the question) also differ in wording from what is cached.
+
+    python bench/cache_quality.py [--plot bench/results/cache_quality.png]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from cache.encoder import Encoder  # noqa: E402
+from cache.evalset import load_groups  # noqa: E402
+from cache.service import CacheService  # noqa: E402
+from cache.stores.memory import MemoryStore  # noqa: E402
+from policies.schema import CachePolicy  # noqa: E402
+
+THRESHOLDS = [round(t, 2) for t in np.arange(0.50, 0.96, 0.05)]
+SHIPPED = CachePolicy()
+
+
+def body(text: str) -> dict:
+    return {"model": "m", "messages": [{"role": "user", "content": text}], "temperature": 0}
+
+
+async def evaluate(encoder: Encoder, split: str, thresholds: list[float], verify: bool, rotated: bool,
+                   vectors: dict[str, np.ndarray], bar: tqdm) -> list[dict]:
+    groups = load_groups(split)
+    service = CacheService(MemoryStore(), encoder)
+    await service.start()
+    policy = CachePolicy(threshold=0.0, verify=verify)
+    cached_ids = []
+    for group in groups:
+        cached = group.paraphrases[0] if rotated else group.query
+        cached_ids.append(await service.store("bench", policy, "chat", body(cached), vectors[cached], f"answer {len(cached_ids)}",
+                                              "stop", {}, "m"))
+    rows = []
+    for threshold in thresholds:
+        policy = CachePolicy(threshold=threshold, verify=verify)
+        right = wrong_para = para = near_hits = near = 0
+        for gi, group in enumerate(groups):
+            cached = group.paraphrases[0] if rotated else group.query
+            askers = [p for p in [group.query, *group.paraphrases] if p != cached]
+            for text in askers:
+                look = await service.lookup("bench", policy, "chat", body(text), vectors[text])
+                para += 1
+                if look.hit is not None:
+                    if look.hit.entry_id == cached_ids[gi]:
+                        right += 1
+                    else:
+                        wrong_para += 1
+            for _, text in group.near_misses:
+                look = await service.lookup("bench", policy, "chat", body(text), vectors[text])
+                near += 1
+                near_hits += look.hit is not None
+            bar.update(1)
+        hits = right + wrong_para + near_hits
+        rows.append({"split": split, "rotated": rotated, "verify": verify, "threshold": threshold,
+                     "hit_rate": right / para, "false_hit_rate": near_hits / near, "wrong_paraphrase_hits": wrong_para,
+                     "precision": right / hits if hits else 1.0, "paraphrases": para, "near_misses": near})
+    await service.aclose()
+    return rows
+
+
+def table(rows: list[dict], title: str) -> str:
+    lines = [title, f"{'threshold':>9} | {'guard':>5} | {'para hit':>8} | {'false hit':>9} | {'precision':>9}",
+             "-" * 54]
+    for r in rows:
+        lines.append(f"{r['threshold']:>9.2f} | {'on' if r['verify'] else 'off':>5} | {r['hit_rate']:>8.1%} | "
+                     f"{r['false_hit_rate']:>9.1%} | {r['precision']:>9.1%}")
+    return "\n".join(lines)
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for ax, split in zip(axes, ("dev", "heldout")):
+        for verify, style in ((False, "--"), (True, "-")):
+            sel = [r for r in rows if r["split"] == split and r["verify"] == verify and not r["rotated"]]
+            t = [r["threshold"] for r in sel]
+            label = "guard" if verify else "threshold only"
+            ax.plot(t, [r["hit_rate"] for r in sel], "g" + style, label=f"paraphrase hit ({label})")
+            ax.plot(t, [r["false_hit_rate"] for r in sel], "r" + style, label=f"near-miss false hit ({label})")
+        ax.axvline(SHIPPED.threshold, color="grey", lw=0.8)
+        ax.set_title(f"{split} split")
+        ax.set_xlabel("cosine threshold")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("rate")
+    axes[1].legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--plot", default="bench/results/cache_quality.png")
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    encoder = Encoder.load()
+    texts = sorted({t for s in ("dev", "heldout") for g in load_groups(s)
+                    for t in [g.query, *g.paraphrases, *(x for _, x in g.near_misses)]})
+    vectors = dict(zip(texts, encoder.embed_many(texts)))
+    runs = [(s, v, False, THRESHOLDS) for s in ("dev", "heldout") for v in (False, True)]
+    runs += [(s, True, True, [SHIPPED.threshold]) for s in ("dev", "heldout")]
+    total = sum(len(load_groups(s)) * len(t) for s, _, _, t in runs)
+    rows: list[dict] = []
+    with tqdm(total=total, desc="lookups (groups x thresholds)", unit="group") as bar:
+        for split, verify, rotated, thresholds in runs:
+            rows += await evaluate(encoder, split, thresholds, verify, rotated, vectors, bar)
+    for split in ("dev", "heldout"):
+        sel = [r for r in rows if r["split"] == split and not r["rotated"]]
+        n = sel[0]
+        print()
+        print(table(sorted(sel, key=lambda r: (r["verify"], r["threshold"])),
+                    f"== {split}: {len(load_groups(split))} groups, {n['paraphrases']} paraphrases, "
+                    f"{n['near_misses']} near-misses =="))
+    print(f"\n== shipped default: threshold {SHIPPED.threshold}, guard {'on' if SHIPPED.verify else 'off'} ==")
+    for r in rows:
+        if r["threshold"] == SHIPPED.threshold and r["verify"] == SHIPPED.verify:
+            name = f"{r['split']}{' (rotated)' if r['rotated'] else ''}"
+            print(f"{name:>18}: paraphrase hit {r['hit_rate']:.1%}, false hit {r['false_hit_rate']:.1%}, "
+                  f"precision {r['precision']:.1%}, wrong-entry paraphrase hits {r['wrong_paraphrase_hits']}")
+    for split in ("dev", "heldout"):
+        base = [r for r in rows if r["split"] == split and not r["verify"] and not r["rotated"]]
+        best = max((r for r in base if r["hit_rate"] >= 0.9), key=lambda r: r["threshold"], default=None)
+        if best:
+            print(f"{split:>18}: threshold-only baseline needs threshold {best['threshold']} for >=90% paraphrase hits "
+                  f"({best['hit_rate']:.1%}) and then serves {best['false_hit_rate']:.1%} of near-misses "
+                  f"(precision {best['precision']:.1%})")
+    plot(rows, Path(args.plot))
+    print(f"\nplot: {args.plot}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

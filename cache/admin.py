@@ -1,0 +1,289 @@
+"""Admin endpoints of the cache, under /admin/cache. The gateway mounts `admin_routes(service)` behind
+its admin-key middleware (which sets `request["admin_name"]`); these handlers assume auth passed.
+
+Every change is logged (structlog) with the admin who made it. Errors use OpenAI's error shape.
+
+  GET    /admin/cache/tenants                       tenants with entries, and their stats
+  GET    /admin/cache/{tenant}/stats                entries, bytes, hit ratios, lookup latency
+  GET    /admin/cache/{tenant}/entries              list (?limit, ?offset, ?contains) or search (?q, ?min_similarity)
+  GET    /admin/cache/{tenant}/entries/{id}         one entry
+  DELETE /admin/cache/{tenant}/entries/{id}         delete one entry
+  POST   /admin/cache/{tenant}/delete               {"ids": [...]} | {"older_than_seconds": N} |
+                                                    {"query": "...", "min_similarity": 0.9}
+  DELETE /admin/cache/{tenant}                      flush the tenant (also POST /admin/cache/{tenant}/flush)
+  GET    /admin/cache/{tenant}/threshold            effective override (null = policy value)
+  PUT    /admin/cache/{tenant}/threshold            {"threshold": 0.8}   run-time override
+  DELETE /admin/cache/{tenant}/threshold            drop the override
+  GET    /admin/cache/{tenant}/export               JSONL, one entry per line (with vectors)
+  POST   /admin/cache/{tenant}/import               JSONL body, as exported; lines go into {tenant}
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import orjson
+import structlog
+from aiohttp import web
+
+from backends.wire import error_body
+from cache.entry import CacheEntry
+from cache.service import CacheService
+
+log = structlog.get_logger("switchyard.cache.admin")
+
+_TENANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")
+_ENTRY_ID = re.compile(r"^[0-9a-f]{16}$")
+MAX_LIST = 1000
+
+
+class BadRequest(Exception):
+    def __init__(self, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.param = param
+
+
+def _error(status: int, message: str, type_: str = "invalid_request_error", param: str | None = None,
+           code: str | None = None) -> web.Response:
+    return web.Response(status=status, body=error_body(message, type_, param, code), content_type="application/json")
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    return web.Response(status=status, body=orjson.dumps(data), content_type="application/json")
+
+
+def _entry_view(entry: CacheEntry, similarity: float | None = None) -> dict:
+    view = entry.to_dict(with_vector=False)
+    view.pop("exact_key", None)
+    view.pop("context_key", None)
+    view["bytes"] = entry.size_bytes()
+    if similarity is not None:
+        view["similarity"] = round(similarity, 4)
+    return view
+
+
+def _who(request: web.Request) -> str:
+    return str(request.get("admin_name") or "unknown")
+
+
+def _tenant(request: web.Request) -> str:
+    tenant = request.match_info["tenant"]
+    if not _TENANT.match(tenant):
+        raise BadRequest(f"invalid tenant id {tenant!r}", "tenant")
+    return tenant
+
+
+async def _body(request: web.Request) -> dict:
+    try:
+        data = orjson.loads(await request.read())
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest(f"body is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise BadRequest("body must be a JSON object")
+    return data
+
+
+def _number(data: dict, name: str, low: float, high: float) -> float:
+    value = data.get(name)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise BadRequest(f"{name} must be a number between {low} and {high}", name)
+    return float(value)
+
+
+def _query_int(request: web.Request, name: str, default: int, high: int) -> int:
+    raw = request.query.get(name)
+    if raw is None:
+        return default
+    if not raw.isdigit() or int(raw) > high:
+        raise BadRequest(f"{name} must be an integer between 0 and {high}", name)
+    return int(raw)
+
+
+def admin_routes(service: CacheService) -> list[web.RouteDef]:
+    def unavailable() -> web.Response | None:
+        if not service.healthy:
+            return _error(503, "cache store unavailable", "service_unavailable", code="cache_store_down")
+        return None
+
+    async def tenants(request: web.Request) -> web.Response:
+        names = await service.tenants()
+        return _json({"tenants": [await service.stats(t) for t in names], "store": service.status()})
+
+    async def stats(request: web.Request) -> web.Response:
+        return _json(await service.stats(_tenant(request)))
+
+    async def list_entries(request: web.Request) -> web.Response:
+        tenant = _tenant(request)
+        limit = _query_int(request, "limit", 100, MAX_LIST)
+        if "q" in request.query:
+            raw = request.query.get("min_similarity", "0.5")
+            try:
+                min_sim = float(raw)
+            except ValueError:
+                return _error(400, "min_similarity must be a number", param="min_similarity")
+            found = await service.similar(tenant, request.query["q"], min_sim, limit)
+            return _json({"object": "list", "data": [_entry_view(e, s) for e, s in found]})
+        offset = _query_int(request, "offset", 0, 10**9)
+        contains = request.query.get("contains", "").lower()
+        out, skipped = [], 0
+        async for entry in service.entries(tenant):
+            if contains and contains not in entry.text.lower() and contains not in entry.response_text.lower():
+                continue
+            if skipped < offset:
+                skipped += 1
+                continue
+            out.append(_entry_view(entry))
+            if len(out) >= limit:
+                break
+        return _json({"object": "list", "data": out, "offset": offset, "limit": limit})
+
+    async def get_entry(request: web.Request) -> web.Response:
+        tenant, entry_id = _tenant(request), request.match_info["entry_id"]
+        if not _ENTRY_ID.match(entry_id):
+            return _error(400, "entry id must be 16 hex digits", param="entry_id")
+        entry = await service.get_entry(tenant, entry_id)
+        if entry is None:
+            return unavailable() or _error(404, f"no entry {entry_id} for tenant {tenant}", "not_found_error",
+                                           code="entry_not_found")
+        return _json(_entry_view(entry))
+
+    async def delete_entry(request: web.Request) -> web.Response:
+        tenant, entry_id = _tenant(request), request.match_info["entry_id"]
+        if not _ENTRY_ID.match(entry_id):
+            return _error(400, "entry id must be 16 hex digits", param="entry_id")
+        if (down := unavailable()) is not None:
+            return down
+        deleted = await service.delete_entries(tenant, [entry_id])
+        if not deleted:
+            return _error(404, f"no entry {entry_id} for tenant {tenant}", "not_found_error", code="entry_not_found")
+        log.info("cache.admin.delete", admin=_who(request), tenant=tenant, ids=[entry_id], deleted=deleted)
+        return _json({"deleted": deleted, "ids": [entry_id]})
+
+    async def delete_many(request: web.Request) -> web.Response:
+        tenant = _tenant(request)
+        data = await _body(request)
+        if (down := unavailable()) is not None:
+            return down
+        modes = [k for k in ("ids", "older_than_seconds", "query") if k in data]
+        if len(modes) != 1:
+            return _error(400, "give exactly one of: ids, older_than_seconds, query")
+        mode = modes[0]
+        if mode == "ids":
+            ids = data["ids"]
+            if not isinstance(ids, list) or not all(isinstance(i, str) and _ENTRY_ID.match(i) for i in ids):
+                return _error(400, "ids must be a list of 16-hex-digit entry ids", param="ids")
+            deleted = await service.delete_entries(tenant, ids)
+            detail: dict[str, Any] = {"ids": ids}
+        elif mode == "older_than_seconds":
+            seconds = _number(data, "older_than_seconds", 0, 10**10)
+            deleted = await service.delete_older_than(tenant, seconds)
+            detail = {"older_than_seconds": seconds}
+        else:
+            query = data["query"]
+            if not isinstance(query, str) or not query.strip():
+                return _error(400, "query must be a non-empty string", param="query")
+            min_sim = _number(data, "min_similarity", 0.0, 1.0) if "min_similarity" in data else 0.9
+            found = await service.similar(tenant, query, min_sim, limit=10_000)
+            ids = [e.id for e, _ in found]
+            deleted = await service.delete_entries(tenant, ids) if ids else 0
+            detail = {"query": query, "min_similarity": min_sim, "ids": ids}
+        log.info("cache.admin.delete", admin=_who(request), tenant=tenant, mode=mode, deleted=deleted, **detail)
+        return _json({"deleted": deleted, **detail})
+
+    async def flush(request: web.Request) -> web.Response:
+        tenant = _tenant(request)
+        if (down := unavailable()) is not None:
+            return down
+        deleted = await service.flush(tenant)
+        log.info("cache.admin.flush", admin=_who(request), tenant=tenant, deleted=deleted)
+        return _json({"flushed": tenant, "deleted": deleted})
+
+    async def get_threshold(request: web.Request) -> web.Response:
+        tenant = _tenant(request)
+        return _json({"tenant": tenant, "threshold_override": service.threshold_overrides().get(tenant)})
+
+    async def put_threshold(request: web.Request) -> web.Response:
+        tenant = _tenant(request)
+        value = _number(await _body(request), "threshold", 0.0, 1.0)
+        previous = service.threshold_overrides().get(tenant)
+        service.set_threshold(tenant, value)
+        log.info("cache.admin.threshold", admin=_who(request), tenant=tenant, threshold=value, previous=previous)
+        return _json({"tenant": tenant, "threshold_override": value, "previous": previous})
+
+    async def delete_threshold(request: web.Request) -> web.Response:
+        tenant = _tenant(request)
+        previous = service.threshold_overrides().get(tenant)
+        service.set_threshold(tenant, None)
+        log.info("cache.admin.threshold", admin=_who(request), tenant=tenant, threshold=None, previous=previous)
+        return _json({"tenant": tenant, "threshold_override": None, "previous": previous})
+
+    async def export(request: web.Request) -> web.StreamResponse:
+        tenant = _tenant(request)
+        if (down := unavailable()) is not None:
+            return down
+        response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson",
+                                               "Content-Disposition": f'attachment; filename="cache-{tenant}.jsonl"'})
+        await response.prepare(request)
+        count = 0
+        async for entry in service.entries(tenant):
+            await response.write(orjson.dumps(entry.to_dict()) + b"\n")
+            count += 1
+        await response.write_eof()
+        log.info("cache.admin.export", admin=_who(request), tenant=tenant, entries=count)
+        return response
+
+    async def import_entries(request: web.Request) -> web.Response:
+        tenant = _tenant(request)
+        if (down := unavailable()) is not None:
+            return down
+        imported, errors, line_no = 0, [], 0
+        started = time.perf_counter()
+        async for raw in request.content:  # streamed line by line: imports can be large
+            line_no += 1
+            line = raw.strip()
+            if not line:
+                continue
+            try:
+                data = orjson.loads(line)
+                if not isinstance(data, dict):
+                    raise ValueError("line is not a JSON object")
+                await service.import_entry(tenant, data, who=_who(request))
+                imported += 1
+            except (ValueError, KeyError, TypeError, orjson.JSONDecodeError) as exc:
+                errors.append({"line": line_no, "error": str(exc)[:200]})
+            except ConnectionError:
+                return _error(503, f"cache store became unavailable at line {line_no}", "service_unavailable",
+                              code="cache_store_down")
+        log.info("cache.admin.import", admin=_who(request), tenant=tenant, imported=imported, errors=len(errors),
+                 seconds=round(time.perf_counter() - started, 3))
+        status = 200 if not errors or imported else 400
+        return _json({"imported": imported, "errors": errors[:100], "error_count": len(errors)}, status)
+
+    def guarded(handler):
+        async def run(request: web.Request) -> web.StreamResponse:
+            try:
+                return await handler(request)
+            except BadRequest as exc:
+                return _error(400, exc.message, param=exc.param)
+        return run
+
+    base = "/admin/cache"
+    routes = [
+        web.get(f"{base}/tenants", tenants),
+        web.get(f"{base}/{{tenant}}/stats", stats),
+        web.get(f"{base}/{{tenant}}/entries", list_entries),
+        web.get(f"{base}/{{tenant}}/entries/{{entry_id}}", get_entry),
+        web.delete(f"{base}/{{tenant}}/entries/{{entry_id}}", delete_entry),
+        web.post(f"{base}/{{tenant}}/delete", delete_many),
+        web.delete(f"{base}/{{tenant}}", flush),
+        web.post(f"{base}/{{tenant}}/flush", flush),
+        web.get(f"{base}/{{tenant}}/threshold", get_threshold),
+        web.put(f"{base}/{{tenant}}/threshold", put_threshold),
+        web.delete(f"{base}/{{tenant}}/threshold", delete_threshold),
+        web.get(f"{base}/{{tenant}}/export", export),
+        web.post(f"{base}/{{tenant}}/import", import_entries),
+    ]
+    return [web.route(r.method, r.path, guarded(r.handler)) for r in routes]

@@ -1,0 +1,95 @@
+"""Micro-batching: many concurrent `await submit(text)` calls become few batched model calls.
+
+The model runs in one dedicated executor thread, never on the event loop. An isolated request is
+dispatched at once (no added latency at low load); requests that arrive while a batch is running queue
+up and go together in the next batch. When the previous batch held more than one request (there is
+concurrency), the next batch lingers up to `max_wait_s` for company before it starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+BatchFn = Callable[[Sequence[str]], np.ndarray]
+
+
+class MicroBatcher:
+    def __init__(self, fn: BatchFn, *, max_batch: int = 32, max_wait_s: float = 0.002,
+                 executor: ThreadPoolExecutor | None = None) -> None:
+        self._fn = fn
+        self.max_batch = max_batch
+        self.max_wait_s = max_wait_s
+        self._executor = executor or ThreadPoolExecutor(max_workers=1, thread_name_prefix="encoder")
+        self._own_executor = executor is None
+        self._queue: asyncio.Queue[tuple[str, asyncio.Future]] | None = None
+        self._worker: asyncio.Task | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._last_batch_size = 0
+        self.batches = 0  # model calls made, for tests and metrics
+        self.items = 0
+
+    async def submit(self, text: str) -> np.ndarray:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop or self._worker is None or self._worker.done():
+            self._start(loop)
+        future: asyncio.Future = loop.create_future()
+        assert self._queue is not None
+        self._queue.put_nowait((text, future))
+        return await future
+
+    def _start(self, loop: asyncio.AbstractEventLoop) -> None:
+        # A batcher is bound to the loop of its first caller; a new loop (tests) gets a new worker.
+        self._loop = loop
+        self._queue = asyncio.Queue()
+        self._worker = loop.create_task(self._run(), name="encoder-microbatcher")
+
+    async def _run(self) -> None:
+        assert self._queue is not None
+        queue = self._queue
+        loop = asyncio.get_running_loop()
+        while True:
+            batch = [await queue.get()]
+            if self._last_batch_size > 1 and self.max_wait_s > 0:
+                deadline = loop.time() + self.max_wait_s
+                while len(batch) < self.max_batch:
+                    remaining = deadline - loop.time()
+                    if remaining <= 0:
+                        break
+                    try:
+                        batch.append(await asyncio.wait_for(queue.get(), remaining))
+                    except TimeoutError:
+                        break
+            while len(batch) < self.max_batch and not queue.empty():
+                batch.append(queue.get_nowait())
+            live = [(text, fut) for text, fut in batch if not fut.cancelled()]
+            self._last_batch_size = len(live)
+            if not live:
+                continue
+            try:
+                vectors = await loop.run_in_executor(self._executor, self._fn, [text for text, _ in live])
+            except Exception as exc:  # the model failed: every waiter gets the error, the worker lives on
+                for _, fut in live:
+                    if not fut.done():
+                        fut.set_exception(exc)
+                continue
+            self.batches += 1
+            self.items += len(live)
+            for row, (_, fut) in enumerate(live):
+                if not fut.done():
+                    fut.set_result(vectors[row])
+
+    async def aclose(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel()
+            if self._loop is asyncio.get_running_loop():
+                try:
+                    await self._worker
+                except asyncio.CancelledError:
+                    pass
+            self._worker = None
+        if self._own_executor:
+            self._executor.shutdown(wait=False)

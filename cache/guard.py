@@ -1,0 +1,409 @@
+"""The near-miss guard: a semantic candidate is served only if nothing in the two texts contradicts.
+
+Sentence embeddings place "capital of Australia" and "capital of Austria" closer together than many
+true paraphrases (measured on cache/data: at any threshold that keeps 90% of paraphrases, over half of
+the near-misses would hit). So after the threshold, the guard compares what the two questions *pin
+down*, with cheap deterministic checks (~20 µs per pair, no model):
+
+1. language    — both texts in the same language (stop-word fingerprint and script).
+2. numbers     — the same multiset of numbers (digits, number words, ordinals, roman numerals, years).
+3. negation    — both negated or both not.
+4. poles       — no antonym facing its opposite (before/after, max/min, enable/disable, …).
+5. question    — compatible question types (who ≠ when ≠ where ≠ why ≠ how many).
+6. direction   — conversions and translations go the same way (miles→km ≠ km→miles).
+7. terms       — every specific term of either text (anything that is not a function, phrasing or
+                 light word, after spelling/abbreviation/synonym canonicalisation) appears in the other.
+                 Quoted words are always specific.
+8. light swap  — "largest *city*" vs "largest *country*": light words may be added, never swapped.
+
+The guard errs towards refusing: a refused paraphrase costs one upstream call, a wrong hit costs a
+wrong answer. `verify(query, cached)` is symmetric in intent but reports the first failing check.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from cache import lexicon as lx
+
+_TOKEN = re.compile(r"c\+\+|c#|f#|\.net|[^\W_]+(?:[.,]\d+)*|[$€£¥%°×*]", re.UNICODE | re.IGNORECASE)
+_QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|«([^»]+)»|'([^']{2,})'|‘([^’]+)’")
+_DIGITS = re.compile(r"^\d+(?:[.,]\d+)*$")
+_POLE_OF: dict[str, set[str]] = {}
+for _a, _b in lx.POLES:
+    _POLE_OF.setdefault(_a, set()).add(_b)
+    _POLE_OF.setdefault(_b, set()).add(_a)
+_MAX_PHRASE = max(len(k) for k in lx.PHRASES)
+_QUESTION_TYPES = {"who": "person", "when": "time", "where": "place", "why": "reason", "cause": "reason",
+                   "how_many": "quantity"}
+_UNIT_WORDS = frozenset("""
+mile kilometer meter centimeter millimeter inch foot yard pound ounce kilogram gram milligram liter
+milliliter gallon cup teaspoon tablespoon calorie celsius fahrenheit kelvin dollar euro yen franc yuan rupee
+mile_per_hour kilometer_per_hour light_year light_second hour minute second day week month year stick
+""".split())
+_LANGUAGE_NAMES = frozenset("""
+english french german spanish italian portuguese dutch japanese chinese mandarin cantonese korean russian
+arabic hindi swedish norwegian danish finnish polish greek turkish hebrew latin
+""".split())
+_TYPED = _UNIT_WORDS | _LANGUAGE_NAMES
+_TARGET_MARKERS = frozenset({"to", "into", "in", "how_many"})
+_QUANTITY_MARKERS = frozenset({"a", "an", "one", "per", "each"})
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    ok: bool
+    reason: str | None = None  # the check that failed: language, numbers, negation, …
+    detail: str | None = None
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What a text pins down, computed once per text (cached)."""
+
+    words: frozenset[str]  # every canonical token, function words included
+    terms: frozenset[str]  # specific terms that must appear on the other side
+    light: frozenset[str]
+    numbers: tuple[float, ...]
+    percents: tuple[float, ...]
+    ordinals: tuple[int, ...]
+    negated: bool
+    poles: frozenset[str]
+    question: frozenset[str]
+    sources: frozenset[str]
+    targets: frozenset[str]
+    ordered: frozenset[tuple[str, str]]
+    language: str | None
+
+
+def _script(text: str) -> str | None:
+    counts: dict[str, int] = {}
+    for ch in text:
+        if ch.isalpha():
+            name = unicodedata.name(ch, "")
+            script = name.split(" ")[0] if name else "?"
+            if script in ("LATIN",):
+                continue
+            if script.startswith("CJK"):
+                script = "CJK"
+            counts[script] = counts.get(script, 0) + 1
+    if not counts:
+        return None
+    return max(counts, key=counts.get)
+
+
+def _language(raw_tokens: list[str], text: str) -> str | None:
+    """The text's language, or None when the evidence is thin (keyword queries have few stop words)."""
+    script = _script(text)
+    if script is not None:
+        return script.lower()
+    scores = {lang: sum(1 for t in raw_tokens if t in words) for lang, words in lx.LANGUAGE_STOPWORDS.items()}
+    ranked = sorted(scores.items(), key=lambda kv: -kv[1])
+    (best, top), (_, second) = ranked[0], ranked[1]
+    if top < 2 or top < 2 * second:
+        return None
+    return best
+
+
+def light_stem(word: str) -> str:
+    """Plurals and common verb endings, conservatively: two words collide only if they are inflections
+    of each other (a loose stemmer would merge 'university' and 'universe', a leak)."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("xes", "x"), ("ches", "ch"), ("shes", "sh"),
+                         ("ing", ""), ("ied", "y"), ("ed", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)] + repl
+            break
+    else:
+        if word.endswith("s") and not word.endswith(("ss", "us", "is", "os")) and len(word) > 3:
+            word = word[:-1]
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
+        word = word[:-1]  # running → runn → run, stopped → stopp → stop
+    if len(word) > 3 and word.endswith("e"):
+        word = word[:-1]  # make/making, bake/baked meet at "mak"/"bak"
+    if word.endswith("y"):
+        word = word[:-1] + "i"
+    return word
+
+
+import snowballstemmer
+
+_STEMMER = snowballstemmer.stemmer("english")
+_CANON: dict[str, str] = {}
+for _value in set(lx.CANONICAL.values()):
+    _CANON[_value] = _value
+for _key, _value in lx.CANONICAL.items():
+    _CANON[_key] = _value
+_CANON_STEMMED: dict[str, str] = {}
+for _key, _value in lx.CANONICAL.items():
+    _CANON_STEMMED.setdefault(_STEMMER.stemWord(_key), _value)
+for _value in set(lx.CANONICAL.values()):
+    _CANON_STEMMED.setdefault(_STEMMER.stemWord(_value), _value)
+
+
+def light_stem(word: str) -> str:  # noqa: F811
+    if not word.isalpha() or len(word) <= 3:
+        return word
+    return _STEMMER.stemWord(word)
+
+
+def _canon(token: str) -> str:
+    if token in _CANON:
+        return _CANON[token]
+    stem = light_stem(token)
+    return _CANON_STEMMED.get(stem, stem)
+
+
+def _apply_phrases(tokens: list[str]) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        for n in range(min(_MAX_PHRASE, len(tokens) - i), 0, -1):
+            repl = lx.PHRASES.get(tuple(tokens[i:i + n]))
+            if repl is not None:
+                out.extend(repl)
+                i += n
+                break
+        else:
+            out.append(tokens[i])
+            i += 1
+    return out
+
+
+def _tokenize(text: str) -> list[str]:
+    text = text.replace("’", "'").replace("‘", "'")
+    text = re.sub(r"([^\W_]+)-free\b", r"without \1", text)
+    text = re.sub(r"\bcan't\b", "can not", text, flags=re.I)
+    text = re.sub(r"\bwon't\b", "will not", text, flags=re.I)
+    text = re.sub(r"n't\b", " not", text, flags=re.I)
+    text = re.sub(r"'(s|ll|re|ve|d|m)\b", " ", text, flags=re.I)
+    tokens = [t.lower() for t in _TOKEN.findall(text)]
+    merged: list[str] = []
+    for t in tokens:  # "°" + "c" → "°c"
+        if merged and merged[-1] == "°" and t in ("c", "f"):
+            merged[-1] = "°" + t
+        else:
+            merged.append(t)
+    return merged
+
+
+def _parse_number(token: str) -> float | None:
+    if _DIGITS.match(token):
+        try:
+            return float(token.replace(",", ""))
+        except ValueError:
+            return None
+    return None
+
+
+def _numbers(tokens: list[str]) -> tuple[list[float], list[int], list[bool], tuple[float, ...]]:
+    """Cardinals (with number words combined: 'one hundred forty-four' → 144) and ordinals.
+    Returns a per-token flag saying which tokens were consumed as numbers."""
+    values: list[float] = []
+    ordinals: list[int] = []
+    used = [False] * len(tokens)
+    ends: dict[int, float] = {}  # index of a number's last token → its value (for "15 percent")
+    total = current = 0
+    in_words = False
+    last_word = -1
+
+    def flush() -> None:
+        nonlocal total, current, in_words
+        if in_words:
+            values.append(float(total + current))
+            ends[last_word] = float(total + current)
+        total = current = 0
+        in_words = False
+
+    for i, tok in enumerate(tokens):
+        if tok in lx.NUMBER_WORDS and not (tok in ("couple", "pair") and not in_words):
+            current += lx.NUMBER_WORDS[tok]
+            in_words = used[i] = True
+            last_word = i
+        elif tok in lx.NUMBER_SCALES and (in_words or (i > 0 and tokens[i - 1] in ("a", "an"))):
+            scale = lx.NUMBER_SCALES[tok]
+            current = max(current, 1) * scale
+            if scale >= 1000:
+                total += current
+                current = 0
+            in_words = used[i] = True
+            last_word = i
+        elif tok == "and" and in_words and i + 1 < len(tokens) and tokens[i + 1] in lx.NUMBER_WORDS:
+            used[i] = True
+        else:
+            flush()
+            number = _parse_number(tok)
+            if number is not None:
+                values.append(number)
+                ends[i] = number
+                used[i] = True
+            elif tok in lx.ORDINALS and not (tok == "second" and i > 0 and _parse_number(tokens[i - 1])):
+                ordinals.append(lx.ORDINALS[tok])
+                used[i] = True
+            elif tok in lx.ROMAN and i > 0:
+                values.append(float(lx.ROMAN[tok]))
+                used[i] = True
+            elif tok in lx.FRACTIONS:
+                values.append(lx.FRACTIONS[tok])
+                used[i] = True
+    flush()
+    # "one banana" and "a banana" ask the same thing: a lone 1 carries no information.
+    values = [v for v in values if v != 1.0]
+    percents = tuple(sorted(ends.get(i - 1, -1.0) for i, tok in enumerate(tokens) if tok == "percent"))
+    return values, ordinals, used, percents
+
+
+def _quoted_words(text: str) -> set[str]:
+    words: set[str] = set()
+    for match in _QUOTED.finditer(text):
+        span = next(g for g in match.groups() if g)
+        words.update(_canon(t) for t in _tokenize(span))
+    return words
+
+
+def _directions(canon: list[str]) -> tuple[set[str], set[str]]:
+    """Which typed terms (units, currencies, languages) are the source and which the target of a
+    conversion or translation. 'how many X in a Y' / 'Y to X' / '10 Y in X' → source Y, target X.
+    The marker may sit up to two words before the term ('from US dollars', '30 degrees Celsius')."""
+    sources: set[str] = set()
+    targets: set[str] = set()
+    for i, tok in enumerate(canon):
+        if tok not in _TYPED:
+            continue
+        for back in (1, 2, 3):
+            if i - back < 0:
+                break
+            prev = canon[i - back]
+            if prev == "from" or prev in _QUANTITY_MARKERS or _parse_number(prev) is not None:
+                sources.add(tok)
+                break
+            if prev in _TARGET_MARKERS:
+                targets.add(tok)
+                break
+            if prev in _TYPED:
+                break
+    return sources, targets
+
+
+def _ordered_pairs(canon: list[str], terms: set[str]) -> set[tuple[str, str]]:
+    """(a, b) for every 'a … to/into … b' — 'convert a string to an integer', 'from London to Paris':
+    the same two terms the other way round ask the opposite question."""
+    pairs = set()
+    for i, tok in enumerate(canon):
+        if tok not in ("to", "into"):
+            continue
+        left = next((c for c in reversed(canon[max(0, i - 3):i]) if c in terms), None)
+        right = next((c for c in canon[i + 1:i + 4] if c in terms), None)
+        if left and right and left != right:
+            pairs.add((left, right))
+    return pairs
+
+
+@lru_cache(maxsize=65536)
+def analyse(text: str) -> Facts:
+    raw = _tokenize(text)
+    language = _language(raw, text)
+    foreign = lx.LANGUAGE_STOPWORDS.get(language, frozenset()) if language not in (None, "en") else frozenset()
+    tokens = _apply_phrases(raw)
+    values, ordinals, used, percents = _numbers(tokens)
+    if values and any(t in ("c", "f") for t in tokens):  # "100 f to c"
+        tokens = [{"c": "celsius", "f": "fahrenheit"}.get(t, t) for t in tokens]
+    canon = [_canon(t) for t in tokens]
+    quoted = _quoted_words(text)
+    terms: set[str] = set()
+    light: set[str] = set()
+    negations = 0
+    for tok, c, was_number in zip(tokens, canon, used):
+        if was_number:
+            continue
+        if tok in lx.NEGATORS or c in lx.NEGATORS:
+            negations += 1
+            continue
+        if c in quoted:
+            terms.add(c)
+        elif tok in lx.FUNCTION or c in lx.FUNCTION or c in _QUESTION_TYPES or c == "how" or tok in foreign:
+            continue
+        elif tok in lx.SCAFFOLD or c in lx.SCAFFOLD:
+            continue
+        elif tok in lx.LIGHT or c in lx.LIGHT or light_stem(tok) in lx.LIGHT:
+            light.add(c)
+        elif c in _POLE_OF:
+            terms.add(c)
+        elif len(c) > 1 or c.isdigit():
+            terms.add(c)
+    question = frozenset(_QUESTION_TYPES[c] for c in canon if c in _QUESTION_TYPES)
+    sources, targets = _directions(canon)
+    return Facts(
+        words=frozenset(canon) | frozenset(tokens),
+        terms=frozenset(terms),
+        light=frozenset(light),
+        numbers=tuple(sorted(values)),
+        percents=percents,
+        ordinals=tuple(sorted(ordinals)),
+        negated=negations % 2 == 1,
+        poles=frozenset(c for c in canon if c in _POLE_OF),
+        question=question,
+        sources=frozenset(sources),
+        targets=frozenset(targets),
+        ordered=frozenset(_ordered_pairs(canon, terms)),
+        language=language,
+    )
+
+
+def _near_form(term: str, words: frozenset[str]) -> bool:
+    """Derivations the stemmer leaves apart (cloudy/cloud, pregnancy/pregnant, sunburnt/sunburn):
+    a shared prefix of at least 5 letters covering 75% of the longer word. Compounds (heart/heartburn)
+    and look-alike names (austria/australia) stay apart."""
+    if len(term) < 5:
+        return False
+    for word in words:
+        if len(word) < 5 or word[:5] != term[:5]:
+            continue
+        common = 5
+        limit = min(len(word), len(term))
+        while common < limit and word[common] == term[common]:
+            common += 1
+        if common >= 0.75 * max(len(word), len(term)):
+            return True
+    return False
+
+
+def verify(query: str, cached: str) -> Verdict:
+    """May the answer cached for `cached` be served for `query`?"""
+    a, b = analyse(query), analyse(cached)
+    if a.language and b.language and a.language != b.language:
+        return Verdict(False, "language", f"{a.language} vs {b.language}")
+    if a.numbers != b.numbers:
+        return Verdict(False, "numbers", f"{list(a.numbers)} vs {list(b.numbers)}")
+    if a.percents != b.percents:
+        return Verdict(False, "numbers", f"percent of {list(a.percents)} vs {list(b.percents)}")
+    if a.ordinals != b.ordinals:
+        return Verdict(False, "numbers", f"ordinals {list(a.ordinals)} vs {list(b.ordinals)}")
+    if a.negated != b.negated:
+        return Verdict(False, "negation")
+    for word in a.poles:
+        for opposite in _POLE_OF[word]:
+            if opposite in b.poles and not (word in b.poles and opposite in a.poles):
+                return Verdict(False, "poles", f"{word} vs {opposite}")
+    if a.question and b.question and not (a.question & b.question):
+        return Verdict(False, "question", f"{sorted(a.question)} vs {sorted(b.question)}")
+    if (a.targets & b.sources) - b.targets or (a.sources & b.targets) - b.sources:
+        return Verdict(False, "direction", f"{sorted(a.sources)}→{sorted(a.targets)} vs "
+                                           f"{sorted(b.sources)}→{sorted(b.targets)}")
+    for left, right in a.ordered:
+        if (right, left) in b.ordered and (left, right) not in b.ordered:
+            return Verdict(False, "direction", f"{left}→{right} vs {right}→{left}")
+    missing = sorted(t for t in a.terms - b.words if not _near_form(t, b.words))
+    extra = sorted(t for t in b.terms - a.words if not _near_form(t, a.words))
+    if missing or extra:
+        return Verdict(False, "terms", f"only in query {missing}, only in cached {extra}")
+    if (a.light - b.words) and (b.light - a.words):
+        return Verdict(False, "light", f"{sorted(a.light - b.words)} vs {sorted(b.light - a.words)}")
+    return Verdict(True)

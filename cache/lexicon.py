@@ -1,0 +1,319 @@
+"""Word lists the near-miss guard (`cache.guard`) uses. Data only; the logic lives in the guard.
+
+Each list is general English (or general for its language), not tuned to particular cached questions:
+- FUNCTION words carry no answer-changing content (articles, pronouns, auxiliaries, question words).
+- SCAFFOLD words are how people phrase a request ("tell me", "what's the best way to", "steps for");
+  adding or dropping them never changes the answer.
+- LIGHT words name the kind of answer the question already implies ("which *city* is the capital",
+  "which *scientist* discovered"); they may be added or dropped, but are never *swapped* for each other.
+- CANONICAL maps spelling variants, abbreviations and true synonyms to one form, so a paraphrase that
+  says "km" or "colour" still matches; every entry is a real equivalence (a merge is a possible leak).
+- NEGATORS, polarity pairs (POLES) and the number words feed the dedicated checks.
+"""
+
+from __future__ import annotations
+
+FUNCTION = frozenset("""
+a an the this that these those there here it its it's itself i me my mine myself we us our ours you your
+yours yourself he him his she her hers they them their theirs one ones someone somebody anyone anybody
+is am are was were be been being do does did doing done have has had having will would shall should can
+could may might must ought 'll 're 've 'd 's
+what which who whom whose when where why how whether if then than so as such both either each every all
+any some many much more most few little lot lots other another same own only just also too very quite
+rather really actually exactly still even ever already yet again almost about around approximately roughly
+of in on at by for with from into onto to toward towards over under up down out off through between
+among across after before during since until upon within along via per versus vs vs. v
+and or but because while though although however
+""".split())
+# NB: "not", "no", "without" are negators (checked separately); "up", "down", "over", "under", "before",
+# "after", "in", "out", "to", "from" can flip an answer — POLES and the direction check cover the
+# cases where they do (raise/lower, before/after as a choice is asked both ways in one sentence).
+
+SCAFFOLD = frozenset("""
+please pls plz thanks thank kindly hey hi hello ok okay
+tell telling explain explaining describe describing show showing give giving name list listing
+say saying let know knowing want wanting need needing like help helping wonder wondering curious
+find finding figure get getting got go going make making made use using used
+way ways method methods approach approaches technique steps step process procedure instructions instruction
+guide tips tip advice suggestions suggestion recommendation idea ideas options option
+best good better right proper correct ideal optimal effective efficient recommended appropriate
+typical typically usual usually normal normally general generally common commonly mostly mainly
+basically simply simple easy easiest quick quickly fast fastest exact exactly precise precisely
+possible possibly able allowed
+thing things something anything stuff kind sort
+question answer info information detail details explanation definition meaning mean means
+quickest
+actually currently today's
+main mainly primarily chiefly properly correctly
+expect check see view look lookup find_out
+write writing code snippet syntax command commands
+happen happens occur occurs
+contain contains hold holds equal equals make_up
+recipe
+convert conversion converting degree calculate calculation compute translate translation
+""".split())
+# "fast/quick" are scaffold only as manner ("quick way to"); the superlatives below map speed
+# questions to a pole when they are about the subject ("fastest animal") — see FAST_SUBJECT_WORDS.
+
+LIGHT = frozenset("""
+city town country nation place state region capital_city
+person people man woman human someone individual
+scientist inventor composer author writer artist painter poet musician astronaut president leader
+team side club company organisation organization
+word term phrase expression sentence
+number count amount total quantity value figure level rate
+year date time period day
+book novel story film movie song poem play
+element substance material
+animal creature species
+thing item object
+language
+version edition
+""".split())
+
+NEGATORS = frozenset("""
+not no never without none nothing nobody nowhere neither nor cannot can't won't don't doesn't didn't
+isn't aren't wasn't weren't shouldn't wouldn't couldn't hasn't haven't hadn't mustn't needn't n't
+avoid
+""".split())
+
+# Antonym poles. A word on one pole facing a word on the other pole is a contradiction; a pole word
+# facing nothing is an ordinary unmatched term. Both words of a pair are canonical (see CANONICAL).
+POLES: list[tuple[str, str]] = [
+    ("max", "min"), ("long", "short"), ("before", "after"), ("start", "end"), ("first", "last"),
+    ("increase", "decrease"), ("raise", "lower"), ("add", "remove"), ("make", "delete"),
+    ("enable", "disable"), ("open", "close"), ("buy", "sell"), ("import", "export"),
+    ("upload", "download"), ("push", "pull"), ("encrypt", "decrypt"), ("encode", "decode"),
+    ("before", "after"),
+    ("win", "lose"), ("gain", "lose"), ("hot", "cold"), ("north", "south"), ("east", "west"),
+    ("above", "below"), ("inside", "outside"), ("past", "future"),
+    ("yesterday", "tomorrow"), ("morning", "evening"), ("morning", "night"), ("good", "bad"),
+    ("best", "worst"), ("cheap", "expensive"), ("fast", "slow"), ("easy", "hard"), ("soft", "hard"),
+    ("heavy", "light"), ("wet", "dry"), ("young", "old"), ("new", "old"), ("early", "late"),
+    ("synonym", "antonym"), ("singular", "plural"), ("local", "remote"), ("lock", "unlock"),
+    ("connect", "disconnect"), ("install", "uninstall"), ("subscribe", "unsubscribe"),
+    ("follow", "unfollow"), ("mute", "unmute"), ("include", "exclude"), ("accept", "reject"),
+    ("allow", "deny"), ("true", "false"), ("positive", "negative"), ("plus", "minus"),
+    ("multiply", "divide"), ("inhale", "exhale"), ("arrive", "depart"), ("import", "export"),
+    ("credit", "debit"), ("borrow", "lend"), ("give", "take"), ("send", "receive"),
+    ("input", "output"), ("maximum", "minimum"), ("higher", "lower"), ("more", "less"),
+    ("larger", "smaller"), ("faster", "slower"), ("cheaper", "dearer"), ("large", "small"),
+    ("gain", "loss"), ("profit", "loss"), ("rise", "fall"), ("build", "destroy"), ("built", "fall"),
+]
+
+# Canonical forms: variant → canonical. Applied after lower-casing and light stemming (see guard).
+CANONICAL: dict[str, str] = {
+    # superlatives and poles
+    "largest": "max", "biggest": "max", "greatest": "max", "highest": "max", "tallest": "max",
+    "maximum": "max", "most": "max", "top": "max", "max": "max", "heaviest": "max_weight",
+    "smallest": "min", "tiniest": "min", "least": "min", "lowest": "min", "minimum": "min", "min": "min",
+    "shortest": "short", "longest": "long", "fewest": "min",
+    "cheapest": "cheap", "priciest": "expensive", "costliest": "expensive",
+    "worst": "worst", "slowest": "slow", "hardest": "hard", "easiest": "easy",
+    "fastest": "fast", "quickest": "fast", "quicker": "faster", "slower": "slower",
+    "smaller": "smaller", "tinier": "smaller", "larger": "larger", "greater": "larger",
+    "nearest": "near", "closest": "near", "close": "near", "nearby": "near",
+    "farthest": "far", "furthest": "far", "distant": "far",
+    "big": "large", "huge": "large", "tiny": "small", "little": "small",
+    "bigger": "larger", "cheaper": "cheaper", "pricier": "dearer", "dearer": "dearer",
+    # time
+    "currently": "now", "current": "now", "nowadays": "now", "present": "now", "today": "now",
+    "moment": "now", "latest": "now",
+    "autumn": "fall",
+    "yr": "year", "yrs": "year", "hr": "hour", "hrs": "hour", "mins": "minute", "sec": "second",
+    "secs": "second", "wk": "week", "mo": "month",
+    # units (a "c"/"f" after a number or in "c to f" is handled by the guard)
+    "km": "kilometer", "kms": "kilometer", "kilometre": "kilometer", "kilometer": "kilometer",
+    "mi": "mile", "metre": "meter", "m": "meter", "cm": "centimeter", "centimetre": "centimeter",
+    "mm": "millimeter", "millimetre": "millimeter", "ft": "foot", "feet": "foot", "yd": "yard",
+    "inches": "inch", "lb": "pound", "lbs": "pound", "oz": "ounce", "kg": "kilogram", "kilo": "kilogram",
+    "kgs": "kilogram", "g": "gram", "gr": "gram", "mg": "milligram", "l": "liter", "litre": "liter",
+    "ml": "milliliter", "millilitre": "milliliter", "gal": "gallon", "tsp": "teaspoon", "tbsp": "tablespoon",
+    "tbs": "tablespoon", "tbl": "tablespoon", "kcal": "calorie", "cal": "calorie",
+    "°c": "celsius", "°f": "fahrenheit", "centigrade": "celsius", "degc": "celsius", "degf": "fahrenheit",
+    "usd": "dollar", "$": "dollar", "eur": "euro", "€": "euro", "gbp": "pound", "£": "pound",
+    "sterling": "pound", "jpy": "yen", "¥": "yen", "chf": "franc", "cny": "yuan", "rmb": "yuan",
+    "inr": "rupee", "mph": "mile_per_hour", "kph": "kilometer_per_hour", "kmh": "kilometer_per_hour",
+    # places and peoples (adjective ↔ place; unambiguous ones only)
+    "usa": "us", "america": "us", "american": "us", "americans": "us",
+    "uk": "uk", "britain": "uk", "british": "uk", "england": "england", "english": "english",
+    "nyc": "new_york_city", "la": "los_angeles",
+    "australian": "australia", "austrian": "austria", "canadian": "canada", "french": "french",
+    "german": "german", "germany": "germany", "japanese": "japanese", "japan": "japan",
+    "chinese": "chinese", "china": "china", "italian": "italian", "italy": "italy",
+    "spanish": "spanish", "spain": "spain", "mexican": "mexico", "brazilian": "brazil",
+    "indian": "india", "russian": "russian", "russia": "russia", "african": "africa", "european": "europe",
+    "asian": "asia", "lunar": "moon", "solar": "sun", "earthly": "earth", "planet's": "planet",
+    # everyday synonyms and spellings
+    "colour": "color", "colours": "color", "grey": "gray", "tyre": "tire", "mould": "mold",
+    "aluminium": "aluminum", "favourite": "favorite", "organise": "organize", "realise": "realize",
+    "centre": "center", "theatre": "theater", "programme": "program", "licence": "license",
+    "cheque": "check", "defence": "defense", "travelling": "traveling", "cancelled": "canceled",
+    "pitch": "field", "football": "soccer", "rug": "carpet", "tap": "faucet", "notebook": "laptop",
+    "flat": "flat", "author": "writer", "wrote": "write", "written": "write", "penned": "write",
+    "writes": "write", "mobile": "phone", "cellphone": "phone", "smartphone": "phone", "cell": "phone",
+    "pc": "computer", "automobile": "car", "vehicle": "car", "auto": "car",
+    "kid": "child", "kids": "child", "children": "child", "toddler": "toddler", "youngster": "child",
+    "teen": "teenager", "teens": "teenager", "adolescent": "teenager", "grownup": "adult",
+    "grown": "adult", "doggy": "dog", "puppy": "dog", "kitten": "cat", "kitty": "cat",
+    "physician": "doctor", "medication": "medicine", "meds": "medicine", "drug": "medicine",
+    "pill": "medicine", "tablet": "medicine",
+    "purchase": "buy", "acquire": "buy", "obtain": "get",
+    "begin": "start", "commence": "start", "beginning": "start", "finish": "end", "conclude": "end",
+    "ended": "end", "ending": "end", "terminate": "kill", "stop": "stop",
+    "construct": "build", "constructed": "build", "built": "build", "erect": "build", "erected": "build",
+    "establish": "found", "established": "found", "founded": "found", "found": "found",
+    "demolish": "destroy", "torn": "fall", "tear": "fall", "brought": "fall",
+    "discover": "discover", "discovered": "discover", "invent": "invent", "invented": "invent",
+    "create": "make", "created": "make", "creating": "make", "eliminate": "remove", "erase": "delete",
+    "enable": "enable", "activate": "enable", "disable": "disable", "deactivate": "disable",
+    "switch": "turn", "toggle": "turn",
+    "repair": "fix", "mend": "fix", "broken": "broken", "dead": "dead", "died": "dead",
+    "clean": "clean", "cleaning": "clean", "wash": "clean",
+    "reduce": "lower", "decrease": "lower", "drop": "lower", "lessen": "lower", "shrink": "lower",
+    "compress": "lower", "minimize": "lower", "cut": "lower", "bring": "bring",
+    "boost": "raise", "improve": "raise", "increase": "raise", "enhance": "raise", "extend": "raise",
+    "enlarge": "raise", "grow": "grow",
+    "fast": "fast", "rapid": "fast", "speedy": "fast", "swift": "fast",
+    "velocity": "speed", "pace": "speed",
+    "costs": "cost", "price": "cost", "fee": "cost", "pay": "cost", "charge": "cost", "expense": "cost",
+    "salary": "salary", "wage": "wage", "earn": "salary", "earning": "salary", "income": "income",
+    "doctor": "doctor", "safely": "safe", "safe": "safe", "safety": "safe", "risk": "safe",
+    "risky": "safe", "danger": "safe", "dangerous": "safe", "harm": "safe", "harmful": "safe",
+    "ok": "safe", "okay": "safe", "fine": "safe", "damage": "safe",
+    "symptom": "symptom", "sign": "symptom", "signs": "symptom", "indication": "symptom",
+    "cause": "cause", "reason": "cause", "why": "why", "caused": "cause", "causes": "cause",
+    "happen": "happen", "occur": "happen", "occurs": "happen",
+    "meaning": "mean", "definition": "mean", "define": "mean", "translate": "translate",
+    "say": "say",
+    "location": "where", "located": "where", "situated": "where", "locate": "find",
+    "formula": "formula", "equation": "formula", "calculate": "calculate", "compute": "calculate",
+    "computed": "calculate", "work": "work", "worked": "calculate",
+    "people": "person", "persons": "person", "inhabitant": "person", "resident": "person",
+    "residents": "person", "inhabitants": "person", "population": "population", "populace": "population",
+    "live": "live", "living": "live", "reside": "live",
+    "difference": "differ", "different": "differ", "differ": "differ", "distinguish": "differ",
+    "distinguishes": "differ", "separates": "differ", "vs": "differ", "versus": "differ", "compare": "differ",
+    "recommend": "recommend", "suggest": "recommend",
+    "learn": "learn", "learning": "learn", "study": "learn", "teach": "learn", "teaches": "learn",
+    "beginner": "beginner", "novice": "beginner", "newbie": "beginner", "starter": "beginner",
+    "tea": "tea", "brew": "make", "prepare": "make", "cook": "cook", "cooking": "cook",
+    "recipe": "recipe", "homemade": "scratch", "scratch": "scratch",
+    "stovetop": "stove", "saucepan": "pot", "pan": "pan", "skillet": "pan",
+    "tool": "tool", "command": "command", "syntax": "syntax", "shortcut": "shortcut",
+    "sort": "sort", "order": "order", "reverse": "reverse", "reversing": "reverse",
+    "length": "length", "size": "size", "long": "long", "lengthy": "long",
+    "duration": "long", "far": "far", "distance": "distance",
+    "hold": "contain", "contain": "contain", "contains": "contain",
+    "plane": "flight", "fly": "flight", "flying": "flight", "flights": "flight", "airplane": "flight",
+    "trip": "travel", "travel": "travel", "visit": "travel", "go": "go",
+    "season": "season", "month": "month",
+    "sleep": "sleep", "sleeping": "sleep", "asleep": "sleep",
+    "jog": "run", "jogging": "run", "run": "run", "running": "run",
+    "exercise": "exercise", "workout": "exercise",
+    "weight": "weight", "lose": "lose", "losing": "lose", "gain": "gain", "gaining": "gain",
+    "delete": "delete", "deleting": "delete", "remove": "remove", "removing": "remove",
+    "uninstall": "uninstall", "install": "install", "installing": "install",
+    "add": "add", "adding": "add", "insert": "add", "append": "add",
+    "rename": "rename", "change": "change", "modify": "change", "alter": "change", "edit": "change",
+    "convert": "convert", "conversion": "convert", "turn_into": "convert", "transform": "convert",
+    "expressed": "convert", "equal": "equal", "equals": "equal", "equivalent": "equal",
+    "substitute": "replace", "replacement": "replace", "instead": "replace", "swap": "replace",
+    "swapping": "replace", "replace": "replace", "alternative": "replace",
+    "dedupe": "dedupe", "duplicate": "duplicate",
+    "times": "multiply", "multiplied": "multiply", "×": "multiply", "product": "multiply",
+    "divided": "divide", "quotient": "divide", "sum": "plus", "subtract": "minus", "subtracted": "minus",
+    "temp": "temperature", "inhabitants": "population", "inhabitant": "population",
+    "residents": "population", "resident": "population",
+    "keep": "store", "preserve": "store", "storing": "store", "storage": "store",
+    "sorry": "apologize", "apology": "apologize", "apologise": "apologize",
+    "inventor": "invent", "discoverer": "discover", "writer": "write", "painter": "paint",
+    "composer": "compose", "founder": "found", "creator": "make",
+    "daily": "day", "weekly": "week", "monthly": "month", "yearly": "year", "annual": "year",
+    "annually": "year", "hourly": "hour",
+    "membership": "subscription", "subscribe": "subscription",
+    "gross_domestic_product": "gdp",
+}
+
+NUMBER_WORDS: dict[str, int] = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
+    "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+    "dozen": 12, "couple": 2, "pair": 2,
+}
+NUMBER_SCALES: dict[str, int] = {"hundred": 100, "thousand": 1000, "million": 1_000_000,
+                                 "billion": 1_000_000_000, "trillion": 1_000_000_000_000}
+ORDINALS: dict[str, int] = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+    "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "twentieth": 20, "hundredth": 100,
+    "1st": 1, "2nd": 2, "3rd": 3, "4th": 4, "5th": 5, "6th": 6, "7th": 7, "8th": 8, "9th": 9, "10th": 10,
+}
+# Roman numerals only where they name a number (World War II, Henry VIII); "i" and "v" are too ambiguous.
+ROMAN: dict[str, int] = {"ii": 2, "iii": 3, "iv": 4, "vi": 6, "vii": 7, "viii": 8, "ix": 9, "xi": 11,
+                         "xii": 12, "xiii": 13, "xiv": 14, "xv": 15, "xvi": 16}
+FRACTIONS: dict[str, float] = {"half": 0.5, "quarter": 0.25, "third_of": 1 / 3}
+
+# Language fingerprints: frequent function words that are distinctive for each language. A request in
+# one language is never answered with an answer cached for another.
+LANGUAGE_STOPWORDS: dict[str, frozenset[str]] = {
+    "en": frozenset("the is are was what how which who why when where do does did of to and in for with "
+                    "my your can you i it this that there be have has".split()),
+    "fr": frozenset("le la les est sont quel quelle quels quelles comment pourquoi des du de un une et "
+                    "dans pour avec mon ma mes je tu il elle nous vous ce cette qui que où".split()),
+    "de": frozenset("der die das ist sind was wie warum wann wo welche welcher welches ein eine und in "
+                    "für mit mein meine ich du es nicht von zu dem den im auf".split()),
+    "es": frozenset("el la los las es son qué cuál cuáles cómo por porque cuándo dónde un una y en "
+                    "para con mi mis yo tú del al se dice que".split()),
+    "it": frozenset("il lo la gli le è sono che cosa come perché quando dove un una e in per con mio "
+                    "mia io tu del della di".split()),
+    "pt": frozenset("o a os as é são que qual quais como por porque quando onde um uma e em para com "
+                    "meu minha eu você do da não".split()),
+    "nl": frozenset("de het een is zijn wat hoe waarom wanneer waar welke en in voor met mijn ik jij "
+                    "van niet".split()),
+}
+
+# Multi-word expressions rewritten to one canonical token before anything else (longest first).
+PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("united", "states", "of", "america"): ("us",), ("united", "states"): ("us",),
+    ("united", "kingdom"): ("uk",), ("great", "britain"): ("uk",), ("new", "york", "city"): ("new_york_city",),
+    ("new", "york"): ("new_york",), ("los", "angeles"): ("los_angeles",),
+    ("second", "world", "war"): ("world_war", "2"), ("first", "world", "war"): ("world_war", "1"),
+    ("world", "war"): ("world_war",), ("wwii",): ("world_war", "2"), ("ww2",): ("world_war", "2"),
+    ("wwi",): ("world_war", "1"), ("ww1",): ("world_war", "1"),
+    ("turn", "off"): ("disable",), ("switch", "off"): ("disable",), ("shut", "off"): ("disable",),
+    ("turn", "on"): ("enable",), ("switch", "on"): ("enable",),
+    ("log", "in"): ("login",), ("sign", "in"): ("login",), ("log", "out"): ("logout",),
+    ("sign", "out"): ("logout",), ("set", "up"): ("setup",),
+    ("get", "rid", "of"): ("remove",), ("take", "off"): ("remove",), ("come", "to", "an", "end"): ("end",),
+    ("square", "root"): ("sqrt",), ("cube", "root"): ("cbrt",), ("big", "o"): ("complexity",),
+    ("time", "complexity"): ("complexity",), ("running", "time"): ("complexity",),
+    ("how", "many"): ("how_many",), ("how", "much"): ("how_many",), ("how", "long"): ("how_many",),
+    ("how", "far"): ("how_many", "distance"), ("how", "old"): ("how_many", "age"),
+    ("number", "of"): ("how_many",),
+    ("what", "year"): ("when",), ("which", "year"): ("when",), ("what", "date"): ("when",),
+    ("in", "what", "year"): ("when",), ("in", "which", "year"): ("when",), ("what", "time"): ("when",),
+    ("right", "now"): ("now",), ("at", "the", "moment"): ("now",), ("these", "days"): ("now",),
+    ("light", "years"): ("light_year",), ("light", "year"): ("light_year",),
+    ("light", "seconds"): ("light_second",), ("light", "second"): ("light_second",),
+    ("miles", "per", "hour"): ("mile_per_hour",), ("kilometers", "per", "hour"): ("kilometer_per_hour",),
+    ("km", "h"): ("kilometer_per_hour",), ("fluid", "ounces"): ("ounce",), ("fluid", "ounce"): ("ounce",),
+    ("per", "cent"): ("percent",), ("percent",): ("percent",), ("%",): ("percent",),
+    ("stand", "for"): ("acronym",), ("short", "for"): ("acronym",), ("full", "form"): ("acronym",),
+    ("full", "name"): ("acronym",), ("abbreviation",): ("acronym",), ("spell", "out"): ("acronym",),
+    ("boiling", "point"): ("boil", "temperature"), ("melting", "point"): ("melt", "temperature"),
+    ("freezing", "point"): ("freeze", "temperature"),
+    ("people", "live", "in"): ("population", "in"), ("people", "living", "in"): ("population", "in"),
+    ("people", "live"): ("population",), ("live", "in"): ("population", "in"),
+    ("throw", "up"): ("vomit",), ("throwing", "up"): ("vomit",), ("threw", "up"): ("vomit",),
+    ("chief", "executive"): ("ceo",), ("chief", "executive", "officer"): ("ceo",),
+    ("another", "word", "for"): ("synonym",), ("word", "that", "means"): ("synonym",),
+    ("speed", "limit"): ("max", "speed"), ("academy", "awards"): ("oscar",), ("academy", "award"): ("oscar",),
+    ("does", "it", "take"): (), ("do", "i", "need"): (), ("find", "out"): ("find_out",),
+    ("make", "up"): ("make_up",), ("gross", "domestic", "product"): ("gdp",),
+    ("x",): ("multiply",), ("*",): ("multiply",),
+    ("for", "loop"): ("for_loop",), ("while", "loop"): ("while_loop",), ("do", "while"): ("do_while",),
+    ("for", "each"): ("for_each",), ("if", "statement"): ("if_statement",),
+
+    ("degrees",): ("degree",),
+}

@@ -1,0 +1,418 @@
+"""`CacheService`: the gateway's single entry point to the cache.
+
+Pipeline use (see docs/cache.md):
+  step 5 (encode):  vector = await service.encoder.embed(embedding_text(endpoint, body))
+  step 6 (cache):   look = await service.lookup(tenant_id, policy, endpoint, body, vector)
+                    headers.update(look.headers); on look.hit → render with cache.render and answer
+  step 12 (record): if look.result == "miss" and the answer completed: await service.store(...)
+
+Layers, in order: exact (hash of the normalised request) → semantic (FAISS over the namespace
+tenant + request context, cosine ≥ threshold, then the near-miss guard) → miss.
+Isolation: the tenant id is in every key, every index namespace and every store call, and an entry
+read back is checked to belong to the asking tenant before it is served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+import structlog
+
+from cache import guard as near_miss
+from cache import keys
+from cache.embed_text import embedding_text, semantic_eligible
+from cache.entry import CacheEntry, CacheHit, CacheLookup, entry_id_of, faiss_id, new_entry_id
+from cache.index import VectorIndex
+from cache.metrics import ENTRIES, GUARD_REJECTIONS, LOOKUP_SECONDS, LOOKUPS, REDIS_UP, STORES, TenantStats
+from cache.stores.base import CacheStore, IndexRecord, StoreEvent
+from cache.stores.memory import MemoryStore
+from policies.schema import CachePolicy
+
+log = structlog.get_logger("switchyard.cache")
+
+STORABLE_FINISH_REASONS = frozenset({"stop", "length"})  # tool calls and filtered answers are not replayable
+CANDIDATES = 4  # nearest neighbours checked per semantic lookup (the first that passes is served)
+
+Verifier = Callable[[str, str], near_miss.Verdict]
+
+
+class CacheService:
+    def __init__(self, storage: CacheStore, encoder=None, *, verifier: Verifier = near_miss.verify,
+                 sweep_interval: float = 10.0, nprobe: int = 16, ivf_min: int | None = None) -> None:
+        self.storage = storage
+        self.encoder = encoder
+        self.verifier = verifier
+        self.sweep_interval = sweep_interval
+        self.nprobe = nprobe
+        self.ivf_min = ivf_min
+        # (tenant, context key) → index; tenant → {entry id → (context key, expires_at)}
+        self._indexes: dict[tuple[str, str], VectorIndex] = {}
+        self._meta: dict[str, dict[str, tuple[str, float]]] = {}
+        self._threshold_overrides: dict[str, float] = {}
+        self._stats: dict[str, TenantStats] = {}
+        self._buffer: list[StoreEvent] | None = None  # events that arrive during a resync
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cache-index")
+        self._housekeeper: asyncio.Task | None = None
+        self._owns_encoder = False
+        self.started_at = time.time()
+
+    # --- lifecycle ----------------------------------------------------------------------------------
+
+    @classmethod
+    async def create(cls, redis_url: str | None = None, *, encoder=None, load_encoder: bool = True,
+                     memory_max_entries: int = 100_000, memory_max_bytes: int = 512 * 1024 * 1024,
+                     redis_prefix: str = "sy:cache", redis_timeout: float = 0.25, **options: Any) -> CacheService:
+        """A started service: Redis store when `redis_url` is given, else the in-memory store. The
+        encoder is loaded (in a thread) unless one is passed or `load_encoder` is False."""
+        if redis_url:
+            from cache.stores.redis import RedisStore
+
+            store: CacheStore = RedisStore(redis_url, prefix=redis_prefix, op_timeout=redis_timeout)
+        else:
+            store = MemoryStore(max_entries=memory_max_entries, max_bytes=memory_max_bytes)
+        owns = False
+        if encoder is None and load_encoder:
+            from cache.encoder import Encoder
+
+            encoder = await asyncio.get_running_loop().run_in_executor(None, Encoder.load)
+            owns = True
+        service = cls(store, encoder, **options)
+        service._owns_encoder = owns
+        await service.start()
+        return service
+
+    async def start(self) -> None:
+        await self.storage.start(self)
+        self._housekeeper = asyncio.get_running_loop().create_task(self._housekeeping(), name="cache-housekeeping")
+
+    async def aclose(self) -> None:
+        if self._housekeeper is not None:
+            self._housekeeper.cancel()
+            try:
+                await self._housekeeper
+            except asyncio.CancelledError:
+                pass
+        await self.storage.aclose()
+        if self._owns_encoder and self.encoder is not None:
+            await self.encoder.aclose()
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    @property
+    def healthy(self) -> bool:
+        return self.storage.healthy
+
+    def status(self) -> dict:
+        """For /readyz detail. The cache being down never makes the gateway unready: it serves uncached."""
+        return {
+            **self.storage.status(),
+            "encoder": getattr(self.encoder, "backend", None),
+            "semantic_entries": sum(len(ix) for ix in self._indexes.values()),
+            "namespaces": len(self._indexes),
+        }
+
+    # --- StoreListener: keep the local indexes equal to the store --------------------------------
+
+    def apply(self, event: StoreEvent) -> None:
+        if self._buffer is not None:
+            self._buffer.append(event)
+        self._apply(event, self._indexes, self._meta)
+
+    def _apply(self, event: StoreEvent, indexes: dict, meta: dict) -> None:
+        tenant = event.tenant
+        if event.op == "insert":
+            for record in event.records:
+                self._insert(record, indexes, meta)
+        elif event.op == "delete":
+            tenant_meta = meta.get(tenant, {})
+            for entry_id in event.ids:
+                known = tenant_meta.pop(entry_id, None)
+                if known is not None:
+                    index = indexes.get((tenant, known[0]))
+                    if index is not None:
+                        index.remove([faiss_id(entry_id)])
+        elif event.op == "flush":
+            meta.pop(tenant, None)
+            for key in [k for k in indexes if k[0] == tenant]:
+                del indexes[key]
+
+    def _insert(self, record: IndexRecord, indexes: dict, meta: dict) -> None:
+        if record.vector is None:
+            return
+        tenant_meta = meta.setdefault(record.tenant, {})
+        previous = tenant_meta.get(record.id)
+        if previous is not None and previous[0] != record.context_key:
+            old = indexes.get((record.tenant, previous[0]))
+            if old is not None:
+                old.remove([faiss_id(record.id)])
+        key = (record.tenant, record.context_key)
+        index = indexes.get(key)
+        if index is None:
+            index = indexes[key] = VectorIndex(nprobe=self.nprobe, ivf_min=self.ivf_min)
+        index.add([faiss_id(record.id)], np.asarray(record.vector, np.float32)[None, :])
+        tenant_meta[record.id] = (record.context_key, record.expires_at)
+        if index is self._indexes.get(key) and index.needs_rebuild():
+            try:
+                index.schedule_rebuild(self._executor)
+            except RuntimeError:  # no running loop (offline use): the next insert schedules it
+                pass
+
+    async def resync(self) -> None:
+        """Rebuild every index from the store; events that arrive meanwhile are replayed after."""
+        self._buffer = []
+        try:
+            grouped: dict[tuple[str, str], tuple[list[int], list[np.ndarray]]] = {}
+            meta: dict[str, dict[str, tuple[str, float]]] = {}
+            now = time.time()
+            async for record in self.storage.iter_records():
+                if record.vector is None or record.expires_at <= now:
+                    continue
+                ids, vectors = grouped.setdefault((record.tenant, record.context_key), ([], []))
+                ids.append(faiss_id(record.id))
+                vectors.append(record.vector)
+                meta.setdefault(record.tenant, {})[record.id] = (record.context_key, record.expires_at)
+            indexes: dict[tuple[str, str], VectorIndex] = {}
+            loop = asyncio.get_running_loop()
+            for key, (ids, vectors) in grouped.items():
+                index = VectorIndex(nprobe=self.nprobe, ivf_min=self.ivf_min)
+                matrix = np.stack(vectors).astype(np.float32)
+                id_array = np.asarray(ids, np.int64)
+                if len(ids) >= index.ivf_min:  # big namespace: train the IVF off the event loop
+                    await loop.run_in_executor(self._executor, index.load, id_array, matrix)
+                else:
+                    index.load(id_array, matrix)
+                indexes[key] = index
+            for event in self._buffer:
+                self._apply(event, indexes, meta)
+            self._indexes, self._meta = indexes, meta
+            log.info("cache.resynced", store=self.storage.name, entries=sum(len(m) for m in meta.values()),
+                     namespaces=len(indexes))
+        finally:
+            self._buffer = None
+
+    # --- policy -------------------------------------------------------------------------------------
+
+    def threshold(self, tenant_id: str, policy: CachePolicy) -> float:
+        return self._threshold_overrides.get(tenant_id, policy.threshold)
+
+    def set_threshold(self, tenant_id: str, value: float | None) -> None:
+        """Run-time override of a tenant's semantic threshold (None removes it). Per replica."""
+        if value is None:
+            self._threshold_overrides.pop(tenant_id, None)
+        else:
+            if not 0.0 <= value <= 1.0:
+                raise ValueError("threshold must be between 0 and 1")
+            self._threshold_overrides[tenant_id] = float(value)
+
+    def threshold_overrides(self) -> dict[str, float]:
+        return dict(self._threshold_overrides)
+
+    def bypass_reason(self, policy: CachePolicy, body: dict, endpoint: str = "chat") -> str | None:
+        if not policy.enabled:
+            return "disabled by policy"
+        return keys.uncacheable_reason(endpoint, body, only_deterministic=policy.only_deterministic)
+
+    def cacheable(self, policy: CachePolicy, body: dict, endpoint: str = "chat") -> bool:
+        return self.bypass_reason(policy, body, endpoint) is None
+
+    # --- the request path ---------------------------------------------------------------------------
+
+    def _tenant_stats(self, tenant_id: str) -> TenantStats:
+        stats = self._stats.get(tenant_id)
+        if stats is None:
+            stats = self._stats[tenant_id] = TenantStats()
+        return stats
+
+    def _record(self, tenant_id: str, look: CacheLookup, started: float) -> CacheLookup:
+        seconds = time.perf_counter() - started
+        self._tenant_stats(tenant_id).record(look.result, seconds)
+        LOOKUPS.labels(tenant_id, look.result).inc()
+        LOOKUP_SECONDS.labels(look.result).observe(seconds)
+        return look
+
+    async def lookup(self, tenant_id: str, policy: CachePolicy, endpoint: str, body: dict,
+                     embedding: np.ndarray | None = None) -> CacheLookup:
+        """Exact, then semantic. Never raises for a store outage (→ bypass). `embedding` is the request
+        vector from the encode step; without it the service encodes the text itself."""
+        started = time.perf_counter()
+        reason = self.bypass_reason(policy, body, endpoint)
+        if reason is None and not self.storage.healthy:
+            reason = "store unavailable"
+        if reason is not None:
+            return self._record(tenant_id, CacheLookup("bypass", reason=reason), started)
+        entry = await self.storage.get_exact(tenant_id, keys.exact_key(tenant_id, endpoint, body))
+        if entry is not None and entry.tenant == tenant_id:
+            self.storage.touch(tenant_id, entry.id)
+            return self._record(tenant_id, CacheLookup("hit-exact", CacheHit("exact", 1.0, entry)), started)
+        refused: str | None = None
+        if policy.semantic and semantic_eligible(endpoint, body):
+            context = keys.context_key(tenant_id, endpoint, body)
+            index = self._indexes.get((tenant_id, context))
+            if index is not None and len(index):
+                text = embedding_text(endpoint, body)
+                vector = embedding
+                if vector is None and self.encoder is not None:
+                    vector = await self.encoder.embed(text)
+                if vector is not None:
+                    hit, refused = await self._semantic(tenant_id, policy, context, text, vector, index)
+                    if hit is not None:
+                        self.storage.touch(tenant_id, hit.entry_id)
+                        return self._record(tenant_id, CacheLookup("hit-semantic", hit), started)
+        if not self.storage.healthy:  # the store failed during this lookup
+            return self._record(tenant_id, CacheLookup("bypass", reason="store unavailable"), started)
+        return self._record(tenant_id, CacheLookup("miss", reason=refused), started)
+
+    async def _semantic(self, tenant_id: str, policy: CachePolicy, context: str, text: str, vector: np.ndarray,
+                        index: VectorIndex) -> tuple[CacheHit | None, str | None]:
+        threshold = self.threshold(tenant_id, policy)
+        candidates = [(i, s) for i, s in index.search(vector, CANDIDATES) if s >= threshold]
+        if not candidates:
+            return None, None
+        entries = await self.storage.get_many(tenant_id, [entry_id_of(i) for i, _ in candidates])
+        refused = None
+        for (_, score), entry in zip(candidates, entries):
+            if entry is None or entry.tenant != tenant_id or entry.context_key != context:
+                continue
+            if policy.verify:
+                verdict = self.verifier(text, entry.text)
+                if not verdict.ok:
+                    refused = f"guard:{verdict.reason}"
+                    self._tenant_stats(tenant_id).guard_rejections[verdict.reason or "?"] += 1
+                    GUARD_REJECTIONS.labels(tenant_id, verdict.reason or "?").inc()
+                    continue
+            return CacheHit("semantic", min(1.0, score), entry), None
+        return None, refused
+
+    async def store(self, tenant_id: str, policy: CachePolicy, endpoint: str, body: dict,
+                    embedding: np.ndarray | None, response_text: str, finish_reason: str,
+                    usage: dict[str, int] | None, model: str) -> str | None:
+        """Store a complete, successful answer. Returns the entry id, or None if not stored (policy,
+        finish reason, or store outage). Call only after the whole answer reached the client."""
+        if self.bypass_reason(policy, body, endpoint) is not None:
+            return None
+        if finish_reason not in STORABLE_FINISH_REASONS or not isinstance(response_text, str):
+            return None
+        text = embedding_text(endpoint, body)
+        vector = None
+        if semantic_eligible(endpoint, body):
+            vector = embedding
+            if vector is None and self.encoder is not None:
+                vector = await self.encoder.embed(text)
+        now = time.time()
+        request_digest = keys.request_digest(endpoint, body)
+        context_digest = keys.context_digest(endpoint, body)
+        entry = CacheEntry(
+            id=new_entry_id(), tenant=tenant_id, endpoint=endpoint, request_model=str(body.get("model", "")),
+            model=model, exact_key=keys.scoped(tenant_id, request_digest),
+            context_key=keys.scoped(tenant_id, context_digest), text=text,
+            request_digest=request_digest, context_digest=context_digest,
+            vector=None if vector is None else np.asarray(vector, np.float32).reshape(-1),
+            response_text=response_text, finish_reason=finish_reason, usage=dict(usage or {}),
+            created_at=now, expires_at=now + policy.ttl_seconds, created_by="gateway",
+        )
+        if not await self.storage.put(entry, max_entries=policy.max_entries):
+            return None
+        STORES.labels(tenant_id).inc()
+        return entry.id
+
+    # --- admin operations ----------------------------------------------------------------------------
+
+    async def tenants(self) -> list[str]:
+        return sorted(set(await self.storage.tenants()) | set(self._meta))
+
+    async def stats(self, tenant_id: str) -> dict:
+        usage = await self.storage.usage(tenant_id)
+        return {
+            "tenant": tenant_id, "entries": usage.entries, "bytes": usage.bytes,
+            "semantic_entries": len(self._meta.get(tenant_id, {})),
+            "threshold_override": self._threshold_overrides.get(tenant_id),
+            **self._tenant_stats(tenant_id).snapshot(),
+        }
+
+    async def entries(self, tenant_id: str) -> AsyncIterator[CacheEntry]:
+        async for entry in self.storage.iter_entries(tenant_id):
+            yield entry
+
+    async def get_entry(self, tenant_id: str, entry_id: str) -> CacheEntry | None:
+        entry = await self.storage.get(tenant_id, entry_id)
+        return entry if entry is not None and entry.tenant == tenant_id else None
+
+    async def delete_entries(self, tenant_id: str, entry_ids: Iterable[str]) -> int:
+        return await self.storage.delete(tenant_id, list(entry_ids))
+
+    async def delete_older_than(self, tenant_id: str, seconds: float) -> int:
+        cutoff = time.time() - seconds
+        ids = [e.id async for e in self.storage.iter_entries(tenant_id) if e.created_at < cutoff]
+        return await self.storage.delete(tenant_id, ids) if ids else 0
+
+    async def similar(self, tenant_id: str, text: str, min_similarity: float, limit: int = 100) -> list[tuple[CacheEntry, float]]:
+        """Entries of a tenant (all request contexts) whose embedded text is at least `min_similarity`
+        (cosine) to `text`, best first. Used by search and delete-by-query."""
+        if self.encoder is None:
+            raise RuntimeError("no encoder: semantic search is unavailable")
+        vector = await self.encoder.embed(text)
+        found: list[tuple[int, float]] = []
+        for (tenant, _), index in list(self._indexes.items()):
+            if tenant == tenant_id:
+                found += [(i, s) for i, s in index.search(vector, min(limit, max(len(index), 1))) if s >= min_similarity]
+        found.sort(key=lambda pair: -pair[1])
+        found = found[:limit]
+        entries = await self.storage.get_many(tenant_id, [entry_id_of(i) for i, _ in found])
+        return [(e, s) for e, (_, s) in zip(entries, found) if e is not None and e.tenant == tenant_id]
+
+    async def flush(self, tenant_id: str) -> int:
+        return await self.storage.flush(tenant_id)
+
+    async def import_entry(self, tenant_id: str, data: dict, *, who: str) -> str:
+        """Import one exported entry into `tenant_id` (the tenant in the data is ignored: an import
+        never writes into another tenant). Keeps its vector when it has one, else re-encodes."""
+        entry = CacheEntry.from_dict({**data, "tenant": tenant_id})
+        if not entry.request_digest or not entry.context_digest:
+            raise ValueError("entry has no request_digest/context_digest (not a Switchyard export)")
+        entry.exact_key = keys.scoped(tenant_id, entry.request_digest)  # re-scoped: keys are per tenant
+        entry.context_key = keys.scoped(tenant_id, entry.context_digest)
+        if entry.vector is None and entry.text and self.encoder is not None and len(entry.text) <= 1000:
+            entry.vector = await self.encoder.embed(entry.text)
+        if entry.expires_at <= time.time():
+            raise ValueError("entry already expired")
+        entry.created_by = who
+        if not await self.storage.put(entry):
+            raise ConnectionError("cache store unavailable")
+        return entry.id
+
+    # --- housekeeping ------------------------------------------------------------------------------
+
+    async def _housekeeping(self) -> None:
+        last_sweep = time.monotonic()
+        while True:
+            await asyncio.sleep(1.0)
+            try:
+                if self.storage.name == "redis":
+                    REDIS_UP.set(1 if self.storage.healthy else 0)
+                for tenant, meta in list(self._meta.items()):
+                    ENTRIES.labels(tenant).set(len(meta))
+                if time.monotonic() - last_sweep >= self.sweep_interval:
+                    last_sweep = time.monotonic()
+                    await self.sweep_expired()
+                for index in list(self._indexes.values()):
+                    index.schedule_rebuild(self._executor)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - housekeeping must survive anything
+                log.warning("cache.housekeeping_failed", error=repr(exc))
+
+    async def sweep_expired(self) -> int:
+        """Drop entries whose TTL passed from the indexes (and from the store's bookkeeping)."""
+        now = time.time()
+        dropped = 0
+        for tenant, meta in list(self._meta.items()):
+            expired = [i for i, (_, expires_at) in meta.items() if expires_at <= now]
+            if expired:
+                self._apply(StoreEvent("delete", tenant, ids=expired), self._indexes, self._meta)
+                await self.storage.forget_expired(tenant, expired)
+                dropped += len(expired)
+        return dropped

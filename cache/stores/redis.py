@@ -1,0 +1,438 @@
+"""The shared store: Redis holds entries, vectors, metadata and TTLs; replicas sync through pub/sub.
+
+Layout (tenant ids are hex-encoded in keys, so no tenant's key can match another tenant's pattern):
+  {p}:t:{tenant}:e:{id}   hash  d=entry JSON, v=float32 vector bytes, c=context key, x=exact key   (TTL)
+  {p}:t:{tenant}:x:{key}  str   entry id                                                           (TTL)
+  {p}:t:{tenant}:lru      zset  id → last use (LRU eviction order)
+  {p}:t:{tenant}:exp      zset  id → expiry time (rebuilds skip expired ids; sweeps trim it)
+  {p}:tenants             set   tenant ids (plain)
+  {p}:events              channel  {"o": origin, "op": insert|delete|flush, "t": tenant, ...}
+
+Every replica subscribes to the channel, applies other replicas' inserts, deletes and flushes to its
+own FAISS index, and rebuilds its index from Redis at start and after every reconnect (pub/sub does
+not replay what was missed while disconnected, so a reconnect always resyncs).
+
+Redis down: every call has a timeout (socket and asyncio), a failure marks the store unhealthy and
+returns a miss / False at once; while unhealthy, calls do not touch the network at all, and a
+supervisor task pings until Redis answers, then resubscribes, resyncs and marks the store healthy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import numpy as np
+import orjson
+import redis.asyncio as aioredis
+import structlog
+from redis.exceptions import RedisError
+
+from cache.entry import DIM, CacheEntry
+from cache.stores.base import CacheStore, IndexRecord, StoreEvent, StoreListener, TenantUsage
+
+log = structlog.get_logger("switchyard.cache.redis")
+
+_OUTAGE = (RedisError, OSError, asyncio.TimeoutError, ConnectionError)
+_DELETE_IF_EQUAL = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+class RedisStore(CacheStore):
+    name = "redis"
+    shared = True
+
+    def __init__(self, url: str, *, prefix: str = "sy:cache", op_timeout: float = 0.25,
+                 connect_timeout: float = 0.5, retry_interval: float = 0.5, batch: int = 500) -> None:
+        self.url = url
+        self.prefix = prefix
+        self.op_timeout = op_timeout
+        self.retry_interval = retry_interval
+        self.batch = batch
+        self.origin = uuid.uuid4().hex  # this replica, so it can skip its own messages
+        self._client = aioredis.Redis.from_url(
+            url, socket_timeout=op_timeout, socket_connect_timeout=connect_timeout,
+            retry_on_timeout=False, health_check_interval=0, decode_responses=False,
+        )
+        self._listener: StoreListener | None = None
+        self._healthy = False
+        self._closed = False
+        self._supervisor: asyncio.Task | None = None
+        self._background: set[asyncio.Task] = set()
+        self._ready = asyncio.Event()
+        self.outages = 0
+        self.resyncs = 0
+        self.last_error: str | None = None
+
+    # --- keys ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _t(tenant: str) -> str:
+        return tenant.encode().hex()
+
+    def _entry_key(self, tenant: str, entry_id: str) -> str:
+        return f"{self.prefix}:t:{self._t(tenant)}:e:{entry_id}"
+
+    def _exact_key(self, tenant: str, exact_key: str) -> str:
+        return f"{self.prefix}:t:{self._t(tenant)}:x:{exact_key}"
+
+    def _lru_key(self, tenant: str) -> str:
+        return f"{self.prefix}:t:{self._t(tenant)}:lru"
+
+    def _exp_key(self, tenant: str) -> str:
+        return f"{self.prefix}:t:{self._t(tenant)}:exp"
+
+    @property
+    def _tenants_key(self) -> str:
+        return f"{self.prefix}:tenants"
+
+    @property
+    def channel(self) -> str:
+        return f"{self.prefix}:events"
+
+    # --- lifecycle and health -----------------------------------------------------------------
+
+    @property
+    def healthy(self) -> bool:
+        return self._healthy and not self._closed
+
+    def status(self) -> dict:
+        return {"store": self.name, "healthy": self.healthy, "url": _redact(self.url), "outages": self.outages,
+                "resyncs": self.resyncs, "last_error": self.last_error}
+
+    async def start(self, listener: StoreListener, *, wait: float = 2.0) -> None:
+        """Start the supervisor; wait up to `wait` s for the first sync. A Redis that is down at start
+        is not an error: the gateway serves uncached and the supervisor keeps trying."""
+        self._listener = listener
+        self._supervisor = asyncio.get_running_loop().create_task(self._supervise(), name="redis-cache-sync")
+        try:
+            await asyncio.wait_for(self._ready.wait(), wait)
+        except TimeoutError:
+            log.warning("cache.redis.unavailable_at_start", url=_redact(self.url))
+
+    async def aclose(self) -> None:
+        self._closed = True
+        if self._supervisor is not None:
+            self._supervisor.cancel()
+            try:
+                await self._supervisor
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down
+                pass
+        for task in list(self._background):
+            task.cancel()
+        try:
+            await self._client.aclose()
+        except _OUTAGE:
+            pass
+
+    def _failed(self, exc: BaseException, op: str) -> None:
+        if self._healthy:
+            self.outages += 1
+            log.warning("cache.redis.down", op=op, error=repr(exc))
+        self._healthy = False
+        self._ready.clear()
+        self.last_error = f"{op}: {exc!r}"
+
+    async def _supervise(self) -> None:
+        while not self._closed:
+            pubsub = None
+            try:
+                await asyncio.wait_for(self._client.ping(), self.op_timeout * 4)
+                pubsub = self._client.pubsub(ignore_subscribe_messages=True)
+                await asyncio.wait_for(pubsub.subscribe(self.channel), self.op_timeout * 4)
+                # Subscribed before reading, so nothing published during the rebuild is lost
+                # (an insert seen twice is harmless: applying it is idempotent).
+                self._healthy = True
+                if self._listener is not None:
+                    await self._listener.resync()
+                if not self._healthy:
+                    raise ConnectionError("lost Redis during resync")
+                self.resyncs += 1
+                self._ready.set()
+                log.info("cache.redis.synced", url=_redact(self.url))
+                last_ping = time.monotonic()
+                while not self._closed:
+                    message = await pubsub.get_message(timeout=1.0)
+                    if message is not None and message.get("type") == "message":
+                        self._on_message(message["data"])
+                    if time.monotonic() - last_ping > 2.0:  # a half-open socket shows up here
+                        await asyncio.wait_for(self._client.ping(), self.op_timeout * 4)
+                        last_ping = time.monotonic()
+                    if not self._healthy:  # a request saw an outage: reconnect and resync
+                        raise ConnectionError(self.last_error or "outage seen by a request")
+            except asyncio.CancelledError:
+                raise
+            except _OUTAGE as exc:
+                self._failed(exc, "supervise")
+            finally:
+                if pubsub is not None:
+                    try:
+                        await asyncio.wait_for(pubsub.aclose(), self.op_timeout)
+                    except (*_OUTAGE, Exception):  # noqa: BLE001 - the connection is gone anyway
+                        pass
+            if not self._closed:
+                await asyncio.sleep(self.retry_interval)
+
+    def _on_message(self, data: bytes) -> None:
+        try:
+            msg = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return
+        if msg.get("o") == self.origin or self._listener is None:
+            return
+        tenant = msg.get("t", "")
+        op = msg.get("op")
+        if op == "insert":
+            records = [IndexRecord(r["id"], tenant, r["c"], np.frombuffer(bytes.fromhex(r["v"]), np.float32).copy(),
+                                   float(r["e"])) for r in msg.get("r", [])]
+            self._listener.apply(StoreEvent("insert", tenant, records=records))
+        elif op == "delete":
+            self._listener.apply(StoreEvent("delete", tenant, ids=list(msg.get("ids", []))))
+        elif op == "flush":
+            self._listener.apply(StoreEvent("flush", tenant))
+
+    def _message(self, op: str, tenant: str, **fields: Any) -> bytes:
+        return orjson.dumps({"o": self.origin, "op": op, "t": tenant, **fields})
+
+    async def _run(self, op: str, coro, default):
+        """Run one Redis call with a hard timeout; an outage returns `default`, never raises."""
+        if not self.healthy:
+            coro.close()
+            return default
+        try:
+            return await asyncio.wait_for(coro, self.op_timeout * 2)
+        except _OUTAGE as exc:
+            self._failed(exc, op)
+            return default
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # --- entries --------------------------------------------------------------------------------
+
+    async def put(self, entry: CacheEntry, *, max_entries: int | None = None) -> bool:
+        if not self.healthy:
+            return False
+        tenant = entry.tenant
+        ttl_ms = max(1, int((entry.expires_at - time.time()) * 1000))
+        fields: dict[str, Any] = {
+            "d": orjson.dumps(entry.to_dict(with_vector=False)), "c": entry.context_key, "x": entry.exact_key,
+        }
+        if entry.vector is not None:
+            fields["v"] = np.asarray(entry.vector, np.float32).tobytes()
+        previous = await self._run("put", self._client.get(self._exact_key(tenant, entry.exact_key)), None)
+        if not self.healthy:
+            return False
+        now = time.time()
+        pipe = self._client.pipeline(transaction=True)
+        ekey = self._entry_key(tenant, entry.id)
+        pipe.delete(ekey)
+        pipe.hset(ekey, mapping=fields)
+        pipe.pexpire(ekey, ttl_ms)
+        pipe.set(self._exact_key(tenant, entry.exact_key), entry.id, px=ttl_ms)
+        pipe.zadd(self._lru_key(tenant), {entry.id: now})
+        pipe.zadd(self._exp_key(tenant), {entry.id: entry.expires_at})
+        pipe.sadd(self._tenants_key, tenant)
+        if entry.vector is not None:
+            record = {"id": entry.id, "c": entry.context_key, "e": entry.expires_at,
+                      "v": np.asarray(entry.vector, np.float32).tobytes().hex()}
+            pipe.publish(self.channel, self._message("insert", tenant, r=[record]))
+        ok = await self._run("put", pipe.execute(), None)
+        if ok is None:
+            return False
+        stale = [previous.decode()] if previous and previous.decode() != entry.id else []
+        if max_entries is not None:
+            over = await self._run("put", self._client.zcard(self._lru_key(tenant)), 0) - max_entries
+            if over > 0:
+                popped = await self._run("put", self._client.zpopmin(self._lru_key(tenant), over), [])
+                stale += [member.decode() for member, _ in popped if member.decode() != entry.id]
+        if stale:
+            await self.delete(tenant, stale)
+        if entry.vector is not None and self._listener is not None:
+            self._listener.apply(StoreEvent("insert", tenant, records=[
+                IndexRecord(entry.id, tenant, entry.context_key, entry.vector, entry.expires_at)]))
+        return True
+
+    def _decode(self, tenant: str, raw: dict[bytes, bytes] | list | None) -> CacheEntry | None:
+        if not raw:
+            return None
+        if isinstance(raw, list):  # HMGET d v
+            data, vector = raw
+        else:
+            data, vector = raw.get(b"d"), raw.get(b"v")
+        if data is None:
+            return None
+        entry = CacheEntry.from_dict(orjson.loads(data))
+        if entry.tenant != tenant:  # defence in depth: keys are tenant-scoped already
+            return None
+        if vector:
+            entry.vector = np.frombuffer(vector, np.float32).copy()
+        return None if entry.expired() else entry
+
+    async def get(self, tenant: str, entry_id: str) -> CacheEntry | None:
+        raw = await self._run("get", self._client.hmget(self._entry_key(tenant, entry_id), [b"d", b"v"]), None)
+        return self._decode(tenant, raw)
+
+    async def get_many(self, tenant: str, entry_ids: Sequence[str]) -> list[CacheEntry | None]:
+        if not entry_ids:
+            return []
+        pipe = self._client.pipeline(transaction=False)
+        for entry_id in entry_ids:
+            pipe.hmget(self._entry_key(tenant, entry_id), [b"d", b"v"])
+        raws = await self._run("get", pipe.execute(), None)
+        if raws is None:
+            return [None] * len(entry_ids)
+        return [self._decode(tenant, raw) for raw in raws]
+
+    async def get_exact(self, tenant: str, exact_key: str) -> CacheEntry | None:
+        entry_id = await self._run("get_exact", self._client.get(self._exact_key(tenant, exact_key)), None)
+        if not entry_id:
+            return None
+        return await self.get(tenant, entry_id.decode())
+
+    def touch(self, tenant: str, entry_id: str) -> None:
+        if not self.healthy:
+            return
+
+        async def record() -> None:
+            key = self._entry_key(tenant, entry_id)
+            raw = await self._run("touch", self._client.hget(key, b"d"), None)
+            if not raw:
+                return
+            data = orjson.loads(raw)
+            data["hits"] = int(data.get("hits") or 0) + 1
+            data["last_hit_at"] = time.time()
+            pipe = self._client.pipeline(transaction=False)
+            pipe.hset(key, b"d", orjson.dumps(data))
+            pipe.zadd(self._lru_key(tenant), {entry_id: time.time()}, xx=True)
+            await self._run("touch", pipe.execute(), None)
+
+        self._spawn(record())
+
+    async def _delete_keys(self, tenant: str, entry_ids: Sequence[str]) -> int | None:
+        removed = 0
+        for start in range(0, len(entry_ids), self.batch):
+            chunk = list(entry_ids[start:start + self.batch])
+            pipe = self._client.pipeline(transaction=False)
+            for entry_id in chunk:
+                pipe.hget(self._entry_key(tenant, entry_id), b"x")
+            exact_keys = await self._run("delete", pipe.execute(), None)
+            if exact_keys is None:
+                return None
+            pipe = self._client.pipeline(transaction=True)
+            for entry_id, exact in zip(chunk, exact_keys):
+                pipe.delete(self._entry_key(tenant, entry_id))
+                if exact:
+                    pipe.eval(_DELETE_IF_EQUAL, 1, self._exact_key(tenant, exact.decode()), entry_id)
+            pipe.zrem(self._lru_key(tenant), *chunk)
+            pipe.zrem(self._exp_key(tenant), *chunk)
+            results = await self._run("delete", pipe.execute(), None)
+            if results is None:
+                return None
+            removed += sum(1 for exact in exact_keys if exact)
+        return removed
+
+    async def delete(self, tenant: str, entry_ids: Sequence[str]) -> int:
+        entry_ids = list(dict.fromkeys(entry_ids))
+        if not entry_ids or not self.healthy:
+            return 0
+        removed = await self._delete_keys(tenant, entry_ids)
+        if removed is None:
+            return 0
+        await self._run("delete", self._client.publish(self.channel, self._message("delete", tenant, ids=entry_ids)), 0)
+        if self._listener is not None:
+            self._listener.apply(StoreEvent("delete", tenant, ids=entry_ids))
+        return removed
+
+    async def flush(self, tenant: str) -> int:
+        if not self.healthy:
+            return 0
+        ids = await self._run("flush", self._client.zrange(self._lru_key(tenant), 0, -1), None)
+        if ids is None:
+            return 0
+        ids = [i.decode() for i in ids]
+        removed = await self._delete_keys(tenant, ids) if ids else 0
+        if removed is None:
+            return 0
+        pipe = self._client.pipeline(transaction=True)
+        pipe.delete(self._lru_key(tenant), self._exp_key(tenant))
+        pipe.srem(self._tenants_key, tenant)
+        pipe.publish(self.channel, self._message("flush", tenant))
+        if await self._run("flush", pipe.execute(), None) is None:
+            return 0
+        if self._listener is not None:
+            self._listener.apply(StoreEvent("flush", tenant))
+        return removed
+
+    async def forget_expired(self, tenant: str, entry_ids: Sequence[str]) -> None:
+        # The hashes expired by TTL already; trim the bookkeeping sets (idempotent on every replica).
+        if not entry_ids or not self.healthy:
+            return
+        now = time.time()
+        pipe = self._client.pipeline(transaction=False)
+        pipe.zremrangebyscore(self._exp_key(tenant), "-inf", now)
+        pipe.zrem(self._lru_key(tenant), *entry_ids)
+        await self._run("forget_expired", pipe.execute(), None)
+
+    async def _live_ids(self, tenant: str) -> list[str]:
+        raw = await self._run("scan", self._client.zrangebyscore(self._exp_key(tenant), time.time(), "+inf"), None)
+        return [] if raw is None else [i.decode() for i in raw]
+
+    async def iter_entries(self, tenant: str | None = None) -> AsyncIterator[CacheEntry]:
+        tenants = [tenant] if tenant is not None else await self.tenants()
+        for t in tenants:
+            ids = await self._live_ids(t)
+            for start in range(0, len(ids), self.batch):
+                for entry in await self.get_many(t, ids[start:start + self.batch]):
+                    if entry is not None:
+                        yield entry
+
+    async def iter_records(self) -> AsyncIterator[IndexRecord]:
+        for tenant in await self.tenants():
+            ids = await self._live_ids(tenant)
+            for start in range(0, len(ids), self.batch):
+                chunk = ids[start:start + self.batch]
+                pipe = self._client.pipeline(transaction=False)
+                for entry_id in chunk:
+                    pipe.hmget(self._entry_key(tenant, entry_id), [b"c", b"v", b"d"])
+                rows = await self._run("rebuild", pipe.execute(), None)
+                if rows is None:
+                    return
+                for entry_id, (context, vector, data) in zip(chunk, rows):
+                    if context is None or not vector or len(vector) != DIM * 4:
+                        continue
+                    expires_at = orjson.loads(data)["expires_at"] if data else time.time()
+                    yield IndexRecord(entry_id, tenant, context.decode(), np.frombuffer(vector, np.float32).copy(),
+                                      float(expires_at))
+
+    async def tenants(self) -> list[str]:
+        raw = await self._run("tenants", self._client.smembers(self._tenants_key), None)
+        return sorted(t.decode() for t in raw) if raw else []
+
+    async def usage(self, tenant: str) -> TenantUsage:
+        ids = await self._live_ids(tenant)
+        total = 0
+        for start in range(0, len(ids), self.batch):
+            pipe = self._client.pipeline(transaction=False)
+            for entry_id in ids[start:start + self.batch]:
+                pipe.memory_usage(self._entry_key(tenant, entry_id))
+            sizes = await self._run("usage", pipe.execute(), None)
+            total += sum(s or 0 for s in sizes or [])
+        return TenantUsage(entries=len(ids), bytes=total)
+
+
+def _redact(url: str) -> str:
+    """Never log a password: redis://user:secret@host → redis://user:***@host."""
+    if "@" not in url or "://" not in url:
+        return url
+    scheme, rest = url.split("://", 1)
+    creds, host = rest.rsplit("@", 1)
+    user = creds.split(":", 1)[0] if ":" in creds else ""
+    return f"{scheme}://{user}:***@{host}"

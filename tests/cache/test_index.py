@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+
+from cache.index import VectorIndex, extract
+
+
+def unit(n: int, seed: int = 0) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal((n, 384)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_flat_search_and_delete():
+    index = VectorIndex()
+    vectors = unit(100)
+    index.add(np.arange(1, 101), vectors)
+    assert index.kind == "flat" and len(index) == 100
+    (best, score), *_ = index.search(vectors[41], k=3)
+    assert best == 42 and score > 0.999
+    assert index.remove([42, 9999]) == 1
+    assert 42 not in index and all(i != 42 for i, _ in index.search(vectors[41], k=5))
+    index.add([7], vectors[41:42])  # re-adding an id replaces its vector
+    assert index.search(vectors[41], k=1)[0][0] == 7 and len(index) == 99
+
+
+async def test_growth_rebuilds_to_ivf_and_replays_concurrent_changes():
+    index = VectorIndex(ivf_min=2000, nprobe=32)
+    vectors = unit(3000, seed=1)
+    index.add(np.arange(1, 2001), vectors[:2000])
+    assert index.needs_rebuild()
+    rebuild = asyncio.create_task(index.rebuild())
+    await asyncio.sleep(0)  # the snapshot is taken; now change things while it trains
+    index.add(np.arange(2001, 2101), vectors[2000:2100])
+    index.remove([5, 6])
+    await rebuild
+    assert index.kind == "ivf" and len(index) == 2098
+    ids, held = extract(index._index)
+    assert set(ids.tolist()) == set(range(1, 2101)) - {5, 6}
+    for probe in (0, 1500, 2050):  # stored vectors are found (incl. ones added during the rebuild)
+        assert index.search(vectors[probe], k=1)[0][0] == probe + 1
+    assert all(i not in (5, 6) for i, _ in index.search(vectors[4], k=10))
+    assert index.remove([2051]) == 1  # an id added during the rebuild can be deleted afterwards
+    assert 2051 not in index and index.search(vectors[2050], k=1)[0][0] != 2051
+
+
+def test_load_builds_ivf_directly_for_large_namespaces():
+    index = VectorIndex(ivf_min=1000)
+    vectors = unit(1500, seed=2)
+    index.load(np.arange(10, 1510), vectors)
+    assert index.kind == "ivf" and len(index) == 1500
+    assert index.search(vectors[700], k=1)[0][0] == 710
+    assert index.remove([710]) == 1 and index.search(vectors[700], k=1)[0][0] != 710
