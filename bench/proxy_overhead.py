@@ -51,8 +51,10 @@ def _taskset(core: str) -> list[str]:
 
 
 def _config(upstream: str, limits: bool) -> dict:
+    # The plain proxied path: auth, validation, model access, token count, output budget clamp, rate
+    # limits, metrics and the log line. The cache is off: a hit would not reach the upstream at all.
     tenant = {"keys": [{"sha256": hash_key(KEY), "name": "bench"}], "models": ["bench"],
-              "budgets": {"max_output_tokens": 256}}
+              "budgets": {"max_input_tokens": 100_000, "max_output_tokens": 256}, "cache": {"enabled": False}}
     if limits:
         tenant["limits"] = {"requests_per_minute": 10_000_000, "tokens_per_minute": 1_000_000_000}
     return {"pools": {"bench": {"members": [{"url": upstream + "/v1"}], "max_attempts": 1}},

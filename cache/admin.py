@@ -39,6 +39,10 @@ _ENTRY_ID = re.compile(r"^[0-9a-f]{16}$")
 MAX_LIST = 1000
 
 
+class NoEncoder(Exception):
+    pass
+
+
 class BadRequest(Exception):
     def __init__(self, message: str, param: str | None = None) -> None:
         super().__init__(message)
@@ -124,6 +128,8 @@ def admin_routes(service: CacheService) -> list[web.RouteDef]:
                 min_sim = float(raw)
             except ValueError:
                 return _error(400, "min_similarity must be a number", param="min_similarity")
+            if service.encoder is None:
+                raise NoEncoder
             found = await service.similar(tenant, request.query["q"], min_sim, limit)
             return _json({"object": "list", "data": [_entry_view(e, s) for e, s in found]})
         offset = _query_int(request, "offset", 0, 10**9)
@@ -186,6 +192,8 @@ def admin_routes(service: CacheService) -> list[web.RouteDef]:
             if not isinstance(query, str) or not query.strip():
                 return _error(400, "query must be a non-empty string", param="query")
             min_sim = _number(data, "min_similarity", 0.0, 1.0) if "min_similarity" in data else 0.9
+            if service.encoder is None:
+                raise NoEncoder
             found = await service.similar(tenant, query, min_sim, limit=10_000)
             ids = [e.id for e, _ in found]
             deleted = await service.delete_entries(tenant, ids) if ids else 0
@@ -268,6 +276,9 @@ def admin_routes(service: CacheService) -> list[web.RouteDef]:
                 return await handler(request)
             except BadRequest as exc:
                 return _error(400, exc.message, param=exc.param)
+            except NoEncoder:
+                return _error(503, "the encoder is not loaded yet: semantic search is unavailable",
+                              "service_unavailable", code="encoder_not_ready")
         return run
 
     base = "/admin/cache"

@@ -3,7 +3,8 @@
 Sentence embeddings place "capital of Australia" and "capital of Austria" closer together than many
 true paraphrases (measured on cache/data: at any threshold that keeps 90% of paraphrases, over half of
 the near-misses would hit). So after the threshold, the guard compares what the two questions *pin
-down*, with cheap deterministic checks (~20 µs per pair, no model):
+down*, with cheap deterministic checks (no model; ~0.3 ms for a new pair on this CPU, ~5 µs once
+both texts were analysed — the analysis is cached per text):
 
 1. language    — both texts in the same language (stop-word fingerprint and script).
 2. numbers     — the same multiset of numbers (digits, number words, ordinals, roman numerals, years).
@@ -26,6 +27,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+
+import snowballstemmer
 
 from cache import lexicon as lx
 
@@ -111,30 +114,6 @@ def _language(raw_tokens: list[str], text: str) -> str | None:
     return best
 
 
-def light_stem(word: str) -> str:
-    """Plurals and common verb endings, conservatively: two words collide only if they are inflections
-    of each other (a loose stemmer would merge 'university' and 'universe', a leak)."""
-    if len(word) <= 3 or not word.isalpha():
-        return word
-    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("xes", "x"), ("ches", "ch"), ("shes", "sh"),
-                         ("ing", ""), ("ied", "y"), ("ed", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)] + repl
-            break
-    else:
-        if word.endswith("s") and not word.endswith(("ss", "us", "is", "os")) and len(word) > 3:
-            word = word[:-1]
-    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
-        word = word[:-1]  # running → runn → run, stopped → stopp → stop
-    if len(word) > 3 and word.endswith("e"):
-        word = word[:-1]  # make/making, bake/baked meet at "mak"/"bak"
-    if word.endswith("y"):
-        word = word[:-1] + "i"
-    return word
-
-
-import snowballstemmer
-
 _STEMMER = snowballstemmer.stemmer("english")
 _CANON: dict[str, str] = {}
 for _value in set(lx.CANONICAL.values()):
@@ -148,7 +127,8 @@ for _value in set(lx.CANONICAL.values()):
     _CANON_STEMMED.setdefault(_STEMMER.stemWord(_value), _value)
 
 
-def light_stem(word: str) -> str:  # noqa: F811
+def light_stem(word: str) -> str:
+    """Snowball (Porter2) stem; short words and tokens with digits are kept as they are."""
     if not word.isalpha() or len(word) <= 3:
         return word
     return _STEMMER.stemWord(word)

@@ -9,6 +9,8 @@ import orjson
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from cache.admin import admin_routes
+from cache.service import CacheService
 from gateway.auth import admin_for, principal_for
 from gateway.completions import handle_chat, handle_completions
 from gateway.errors import APIError
@@ -114,12 +116,24 @@ def _uses_models(runtime: RuntimeManager) -> bool:
                                           for t in config.tenants.values())
 
 
-def create_app(runtime: RuntimeManager, limiter: RateLimiter, *, log_requests: bool = True,
-               client_max_size: int = 64 * 1024 * 1024) -> web.Application:
+def _admin_only(handler: Callable[[web.Request], Awaitable[web.StreamResponse]]):
+    async def guarded(request: web.Request) -> web.StreamResponse:
+        request["admin_name"] = admin_for(request, request.app[STATE].runtime.current)
+        return await handler(request)
+
+    return guarded
+
+
+def create_app(runtime: RuntimeManager, limiter: RateLimiter, cache: CacheService | None = None, *,
+               log_requests: bool = True, client_max_size: int = 64 * 1024 * 1024) -> web.Application:
     app = web.Application(middlewares=[request_id_and_errors], client_max_size=client_max_size)
-    state = GatewayState(runtime=runtime, limiter=limiter, log_requests=log_requests)
+    state = GatewayState(runtime=runtime, limiter=limiter, log_requests=log_requests, cache=cache)
     state.services["ratelimit"] = limiter
     state.services["models"] = state.models
+    if cache is not None:
+        state.services["cache"] = cache
+        state.models.on_loaded.append(lambda models: setattr(cache, "encoder", models.encoder))
+        app.router.add_routes([web.route(r.method, r.path, _admin_only(r.handler)) for r in admin_routes(cache)])
     app[STATE] = state
     app.router.add_post("/v1/chat/completions", handle_chat)
     app.router.add_post("/v1/completions", handle_completions)
@@ -135,8 +149,12 @@ def create_app(runtime: RuntimeManager, limiter: RateLimiter, *, log_requests: b
         if _uses_models(runtime):
             state.models.start()
         yield
+        for task in list(state.background):
+            await task
         await runtime.aclose()
         await limiter.aclose()
+        if cache is not None:
+            await cache.aclose()
         await state.models.aclose()
 
     app.cleanup_ctx.append(lifecycle)

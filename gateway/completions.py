@@ -15,7 +15,7 @@ from aiohttp import web
 
 from backends.base import BackendError, BackendRequest, BackendResponse, StreamInterrupted
 from backends.wire import error_body
-from gateway import metrics
+from gateway import caching, metrics
 from gateway.auth import principal_for
 from gateway.context import RequestContext
 from gateway.errors import APIError
@@ -124,11 +124,16 @@ async def _pipeline(request: web.Request, state: GatewayState, ctx: RequestConte
     assert tenant is not None
     body = parse_json(await read_body(request, state.runtime.current.config.server.max_body_bytes))
     validate(ctx.endpoint, body)
-    ctx.body = body
+    ctx.body = ctx.request_body = body
     ctx.public_model = body["model"]
     ctx.stream = bool(body.get("stream"))
     ctx.include_usage = include_usage(body)
     ctx.pool = resolve_model(state, tenant, ctx.public_model)
+    look = await caching.lookup(state, ctx)
+    if look is not None:
+        if look.hit is not None:
+            return await caching.respond_hit(request, ctx, look.hit)
+        ctx.cache_store = look.result == "miss" and int(body.get("n") or 1) == 1
     if needs_class(ctx):
         await classify(state, ctx)
     decision = route(state, request, ctx)
@@ -191,7 +196,7 @@ async def _generate(request: web.Request, state: GatewayState, ctx: RequestConte
     try:
         if ctx.stream:
             return await _stream(request, state, ctx, response, rate)
-        return _json(ctx, response)
+        return _json(state, ctx, response)
     finally:
         await response.aclose()
         ctx.upstream_seconds = (ctx.ttlt or ctx.elapsed()) - (sent - ctx.started)
@@ -206,7 +211,7 @@ def _refused(response: BackendResponse) -> bool:
     return isinstance(text, str) and looks_like_refusal(text)
 
 
-def _json(ctx: RequestContext, response: BackendResponse) -> web.Response:
+def _json(state: GatewayState, ctx: RequestContext, response: BackendResponse) -> web.Response:
     raw = response.body or b"{}"
     usage = response.usage
     if usage is None:
@@ -217,6 +222,10 @@ def _json(ctx: RequestContext, response: BackendResponse) -> web.Response:
     _take_usage(ctx, usage)
     ctx.status = 200
     ctx.ttft = ctx.ttlt = ctx.elapsed()
+    if ctx.cache_store:
+        answer = caching.answer_of_body(raw)
+        if answer is not None:
+            state.spawn(caching.store(state, ctx, *answer))
     return web.Response(body=raw, content_type="application/json", headers=ctx.response_headers)
 
 
@@ -237,10 +246,13 @@ async def _stream(request: web.Request, state: GatewayState, ctx: RequestContext
     # Streamed output is charged against tokens/min as it flows (one token per content event until the
     # final usage settles the exact count), so a long stream cannot overrun the limit unseen.
     charge = state.limiter.charge if rate.buckets else None
+    collector = caching.AnswerCollector() if ctx.cache_store else None
     try:
         async for payload in events:
             if charge is not None:
                 await charge(rate, 1)
+            if collector is not None:
+                collector.feed(payload)
             if b'"usage":{' in payload:
                 # The gateway always asks for usage; the usage-only chunk reaches the client only if it
                 # asked for it too.
@@ -253,6 +265,8 @@ async def _stream(request: web.Request, state: GatewayState, ctx: RequestContext
                 ctx.ttft = ctx.elapsed()
         await write(_DONE)
         ctx.ttlt = ctx.elapsed()
+        if collector is not None and collector.finish_reason:
+            state.spawn(caching.store(state, ctx, collector.text(), collector.finish_reason, collector.model))
     except StreamInterrupted as exc:
         # Never a clean [DONE] after a broken upstream: the client must know the answer is incomplete.
         ctx.status, ctx.error_code = 502, exc.code

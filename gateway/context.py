@@ -21,6 +21,9 @@ class RequestContext:
     request_id: str
     endpoint: str  # "chat" | "completions"
     body: dict[str, Any]
+    """The body as it will be sent: budgets may shorten it, routing may rename its model."""
+    request_body: dict[str, Any] = field(default_factory=dict)
+    """The client's own body, untouched: what the cache keys on."""
     tenant_id: str = ""
     tenant: Tenant | None = None
     key_name: str = ""
@@ -37,6 +40,8 @@ class RequestContext:
 
     # decisions
     cache_result: str = "bypass"  # hit-exact | hit-semantic | miss | bypass
+    cache_store: bool = False
+    """A cacheable miss: store the answer once it completes cleanly."""
     task_class: str | None = None
     class_confidence: float | None = None
     pool: str | None = None

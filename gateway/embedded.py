@@ -12,6 +12,7 @@ import os
 import secrets
 
 from gateway.runtime import hash_key
+from policies.routing import embedded_default
 from policies.schema import GatewayConfig
 
 
@@ -43,6 +44,9 @@ def embedded_config() -> tuple[GatewayConfig, dict[str, str]]:
                 "keys": [{"sha256": hash_key(api_key), "name": "default"}],
                 "models": ["*"],
                 "budgets": {"max_output_tokens": 512},
+                # `auto`: confident `simple` prompts to the small model, the rest (and anything the
+                # small model fails or refuses) to the large one.
+                "routing": embedded_default("small", "large").model_dump(),
             }
         },
     })

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from cache.service import CacheService
 from gateway.app import create_app
 from gateway.logs import log
 from gateway.runtime import RuntimeManager
@@ -21,7 +22,8 @@ async def serve(config: GatewayConfig, source: str, path: Path | None, host: str
     runtime = RuntimeManager(config, source, path)
     redis_url = config.server.redis_url or os.environ.get("SWITCHYARD_REDIS_URL")
     limiter = await RateLimiter.create(redis_url)
-    app = create_app(runtime, limiter, log_requests=log_requests)
+    cache = await CacheService.create(redis_url, load_encoder=False)
+    app = create_app(runtime, limiter, cache, log_requests=log_requests)
     # handler_cancellation: a client that goes away cancels its handler at once, which closes the
     # upstream connection and so stops generation there.
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import numpy as np
 from aiohttp import web
 
+from cache.service import CacheService
 from gateway.runtime import RuntimeManager
 from gateway.understand import SharedModels
 from policies.compression import Compressor
@@ -23,6 +25,14 @@ class GatewayState:
     limiter: RateLimiter
     models: SharedModels = field(default_factory=SharedModels)
     """The sentence encoder and the prompt classifier, loaded in the background at start-up."""
+    cache: CacheService | None = None
+    background: set[asyncio.Task] = field(default_factory=set)
+    """Work that outlives its request (cache stores): held so it is not garbage-collected mid-way."""
+
+    def spawn(self, coro) -> None:
+        task = asyncio.create_task(coro)
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
     log_requests: bool = True
     services: dict[str, Any] = field(default_factory=dict)
     """Services with a `status()` shown in /readyz, by name."""

@@ -29,6 +29,8 @@ class SharedModels:
         self.encoder = None
         self.classifier = None
         self.error: str | None = None
+        self.on_loaded: list = []
+        """Callbacks(models) run once both are loaded (e.g. to hand the encoder to the cache)."""
 
     def start(self) -> None:
         if self._task is None:
@@ -43,6 +45,9 @@ class SharedModels:
             self.classifier = await asyncio.to_thread(PromptClassifier)
         except Exception as exc:  # keep serving: requests that need them are answered without them
             self.error = repr(exc)
+            return
+        for callback in self.on_loaded:
+            callback(self)
 
     async def ready(self) -> bool:
         self.start()

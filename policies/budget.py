@@ -71,12 +71,11 @@ class BudgetDecision:
     def ratio(self) -> float:
         return self.tokens_before / max(1, self.tokens_after)
 
-    @property
-    def reserved_tokens(self) -> int | None:
-        """Input plus the most output this request may produce, for rate-limit admission."""
-        if self.max_output_tokens is None:
-            return None
-        return self.tokens_after + self.choices * self.max_output_tokens
+    def reservation(self, default_output: int) -> int:
+        """Tokens to reserve at rate-limit admission: the input plus the most output this request may
+        produce, or `default_output` per choice (`Limits.reserve_output_tokens`) when nothing bounds it."""
+        out = self.max_output_tokens if self.max_output_tokens is not None else default_output
+        return self.tokens_after + self.choices * out
 
     def error(self) -> dict[str, Any]:
         """What the gateway's 400 says when rejected (OpenAI error fields)."""

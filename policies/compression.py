@@ -92,9 +92,15 @@ class _Prompt:
     tools: Any
     counter: TokenCounter
     scale: float = 1.0
+    version: int = 0  # bumped on every edit, so an exact count is never taken twice of one state
+    _exact: tuple[int, int] = (-1, 0)
 
     def count(self, messages: Sequence[Message] | None = None) -> int:
-        return self._count(self.counter, messages)
+        if messages is not None:
+            return self._count(self.counter, messages)
+        if self._exact[0] != self.version:
+            self._exact = (self.version, self._count(self.counter, None))
+        return self._exact[1]
 
     def _count(self, counter: TokenCounter, messages: Sequence[Message] | None) -> int:
         msgs = self.messages if messages is None else messages
@@ -117,9 +123,14 @@ class _Prompt:
         return [self.scale * c for c in ESTIMATE.count_texts(texts)]
 
     def settle(self, target: int) -> int:
-        """The count to act on: exact when the estimate is within 10% of the budget (or under it)."""
+        """The count to act on: exact when the estimate is within 10% of the budget (or under it), and
+        then the estimate is recalibrated on the prompt as it is now."""
         est = self.estimate()
-        return self.count() if est <= target * 1.1 or not self.counter.exact else est
+        if not self.counter.exact or est > target * 1.1:
+            return est
+        exact = self.count()
+        self.scale *= exact / max(1, est)
+        return exact
 
     @property
     def last_user(self) -> int | None:
@@ -127,6 +138,11 @@ class _Prompt:
 
     def set_text(self, i: int, text: str) -> None:
         self.messages[i] = {**self.messages[i], "content": text}
+        self.version += 1
+
+    def replace(self, messages: list[Message]) -> None:
+        self.messages[:] = messages
+        self.version += 1
 
 
 def _text(m: Message) -> str | None:
@@ -221,16 +237,26 @@ class Compressor:
     def _dedupe(self, prompt: _Prompt, target: int, current: int, result: CompressionResult) -> str | None:
         msgs = prompt.messages
         last = prompt.last_user
-        limit = last if last is not None else len(msgs)
-        sigs = [shingles(t) if (t := _text(m)) and len(t.split()) >= 8 else None for m in msgs]
+        older = [i for i in range(last if last is not None else len(msgs))
+                 if msgs[i].get("role") not in _PINNED and not msgs[i].get("tool_calls") and _text(msgs[i])]
+        if not older:
+            return None
+        sigs: dict[int, frozenset | None] = {}
+
+        def sig(i: int) -> frozenset | None:  # computed only for messages that are compared
+            if i not in sigs:
+                t = _text(msgs[i])
+                sigs[i] = shingles(t) if t and t != DUPLICATE_MARK and len(t.split()) >= 8 else None
+            return sigs[i]
+
         thr = self.config.near_duplicate
-        for i in range(limit):
-            if sigs[i] is None or msgs[i].get("role") in _PINNED or msgs[i].get("tool_calls"):
+        for i in older:
+            a = sig(i)
+            if a is None:
                 continue
-            role, a = msgs[i].get("role"), sigs[i]
+            role = msgs[i].get("role")
             for j in range(i + 1, len(msgs)):
-                b = sigs[j]
-                if b is None or msgs[j].get("role") != role:
+                if msgs[j].get("role") != role or (b := sig(j)) is None:
                     continue
                 small, big = sorted((len(a), len(b)))
                 if big and small / big < thr:  # Jaccard can't reach thr: skip the set work
@@ -262,7 +288,7 @@ class Compressor:
         if not plan.candidates:
             return "no long context to extract from"
         texts = [plan.units[mi][ui].text for mi, ui in plan.candidates]
-        query = question_text(prompt)
+        query = question_text(prompt, plan.units.get(prompt.last_user))
         if self.config.extractive_scorer == "embedding":
             scores = embedding_scores(query, texts, self.embed)
         else:
@@ -300,7 +326,7 @@ class Compressor:
         if prompt.endpoint != "chat":
             return "completions prompts have no turns"
         messages, dropped, _ = truncate_messages(prompt.messages, target, prompt.count)
-        prompt.messages[:] = messages
+        prompt.replace(messages)
         result.dropped_turns += dropped
         return None
 
@@ -322,12 +348,13 @@ def question_units(units: Sequence[Unit]) -> set[int]:
     return keep
 
 
-def question_text(prompt: _Prompt) -> str:
+def question_text(prompt: _Prompt, units: Sequence[Unit] | None = None) -> str:
+    """The question of the last user turn (`units`: that turn already split, when at hand)."""
     last = prompt.last_user
     if last is None:
         return ""
-    text = _text(prompt.messages[last]) or ""
-    units = split_units(text)
+    if units is None:
+        units = split_units(_text(prompt.messages[last]) or "")
     return " ".join(units[i].text for i in sorted(question_units(units)))
 
 
@@ -359,8 +386,11 @@ class _UnitPlan:
 
     def apply(self, prompt: _Prompt) -> None:
         for i, us in self.units.items():
+            if all(self.keep[i]):
+                continue
             text = join_units(us, self.keep[i]) if any(self.keep[i]) else ELIDED
-            prompt.set_text(i, text)
+            if text != prompt.messages[i]["content"]:
+                prompt.set_text(i, text)
 
     def prunable_runs(self) -> list[tuple[int, int, str]]:
         """(message, first unit, text) of each run of unprotected units."""
@@ -483,7 +513,7 @@ def _count_without(prompt: _Prompt, dropped: Sequence[Example]) -> int:
 
 
 def _apply_example_drops(prompt: _Prompt, dropped: Sequence[Example]) -> None:
-    prompt.messages[:] = _drop_examples(prompt.messages, dropped)
+    prompt.replace(_drop_examples(prompt.messages, dropped))
 
 
 # --- whitespace ---------------------------------------------------------------------------------------------

@@ -237,7 +237,7 @@ def generate_distill_data(target, tokenizer, stream: np.ndarray, args) -> list[d
             nxt = logits[:, -1].argmax(-1, keepdim=True)
             generated.append(nxt)
         full = torch.cat([prompt] + generated, dim=1)  # (B, plen + G)
-        lg = torch.cat(seq_logits, dim=1)[:, :-1]  # logits predicting full[:, 1:]
+        lg = torch.cat(seq_logits, dim=1)  # (B, plen + G - 1, V): row j predicts full[:, j + 1]
         lp, ix = torch.log_softmax(lg, -1).topk(args.distill_topk, dim=-1)
         # One entry per generation batch: rows share a length, so training needs no padding.
         batches.append({"tokens": full, "top_lp": lp.half(), "top_ix": ix.to(torch.int16)})
@@ -265,7 +265,7 @@ def draft_from_target(target, layers: int):
 
 
 def distill_loss(draft, tokens, top_lp, top_ix, gen_tokens: int) -> torch.Tensor:
-    logq = torch.log_softmax(draft(tokens).logits[:, :-1].float(), -1)
+    logq = torch.log_softmax(draft(tokens).logits[:, : top_ix.shape[1]].float(), -1)
     p = torch.softmax(top_lp.float(), -1)  # renormalised top-k of the target
     soft = -(p * logq.gather(-1, top_ix.long())).sum(-1)
     hard = -logq.gather(-1, top_ix[..., :1].long()).squeeze(-1)  # top-1 = the target's greedy pick
@@ -280,7 +280,7 @@ def agreement(draft, batches, gen_tokens: int) -> float:
     """Fraction of continuation positions where the draft's argmax equals the target's."""
     hits = total = 0
     for b in batches:
-        pred = draft(b["tokens"]).logits[:, :-1].argmax(-1)[:, -gen_tokens:]
+        pred = draft(b["tokens"]).logits[:, : b["top_ix"].shape[1]].argmax(-1)[:, -gen_tokens:]
         hits += (pred == b["top_ix"][:, -gen_tokens:, 0].long()).sum().item()
         total += pred.numel()
     return hits / max(1, total)
@@ -325,21 +325,21 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=MODELS_DIR)
     ap.add_argument("--work", type=Path, default=Path("build/engine-train"))
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1, help="1 is fastest on a shared CPU (no spin-waiting)")
     ap.add_argument("--vocab", type=int, default=4096)
     ap.add_argument("--context", type=int, default=512)
     ap.add_argument("--target-layers", type=int, default=16)
     ap.add_argument("--target-width", type=int, default=128)
     ap.add_argument("--target-heads", type=int, default=4)
-    ap.add_argument("--target-steps", type=int, default=900)
+    ap.add_argument("--target-steps", type=int, default=800)
     ap.add_argument("--target-lr", type=float, default=2e-3)
     ap.add_argument("--batch", type=int, default=8, help="sequences of 256 tokens per target step")
-    ap.add_argument("--distill-seqs", type=int, default=3072)
+    ap.add_argument("--distill-seqs", type=int, default=2048)
     ap.add_argument("--gen-batch", type=int, default=64)
     ap.add_argument("--gen-tokens", type=int, default=128)
     ap.add_argument("--distill-topk", type=int, default=32)
     ap.add_argument("--draft-layers", type=int, default=1)
-    ap.add_argument("--draft-steps", type=int, default=900)
+    ap.add_argument("--draft-steps", type=int, default=1200)
     ap.add_argument("--draft-batch", type=int, default=16)
     ap.add_argument("--draft-lr", type=float, default=3e-3)
     return ap.parse_args(argv)

@@ -47,7 +47,7 @@ def test_total_budget_leaves_room_for_one_output_token_and_clamps_output(counter
     over = evaluate("chat", body, Budgets(max_total_tokens=n), n, counter)
     assert over.action == "reject" and "max_total_tokens" in over.message
     roomy = evaluate("chat", body, Budgets(max_total_tokens=n + 200), n, counter)
-    assert roomy.clamped_to == 200 and roomy.reserved_tokens == n + 200
+    assert roomy.clamped_to == 200 and roomy.reservation(256) == n + 200
 
 
 def test_output_clamp_lowers_fills_in_and_leaves_smaller_requests_alone():
@@ -65,8 +65,9 @@ def test_output_clamp_lowers_fills_in_and_leaves_smaller_requests_alone():
     assert d.body["max_tokens"] == 100
     # n choices share the total budget
     d = evaluate("chat", {**chat("hi"), "n": 4}, Budgets(max_total_tokens=410), 10, ESTIMATE)
-    assert d.max_output_tokens == 100 and d.reserved_tokens == 410
-    assert evaluate("chat", chat("hi"), Budgets(), 10, ESTIMATE).reserved_tokens is None
+    assert d.max_output_tokens == 100 and d.reservation(256) == 410
+    unbounded = evaluate("chat", {**chat("hi"), "n": 2}, Budgets(), 10, ESTIMATE)
+    assert unbounded.max_output_tokens is None and unbounded.reservation(256) == 10 + 2 * 256
 
 
 def test_truncate_drops_oldest_turns_only_as_many_as_needed(counter):

@@ -74,3 +74,22 @@ def test_counter_for_caches_and_falls_back_to_the_estimate(chat_tokenizer_dir, t
         assert counter_for("bundled:missing-test") is ESTIMATE
     finally:
         del tokens.BUNDLED["bundled:missing-test"]
+
+
+def test_counts_match_the_local_engine_for_the_bundled_target():
+    """The gateway's count of a chat request is the number of tokens the local engine will prefill."""
+    import pytest
+
+    from policies.tokens import BUNDLED
+
+    target = BUNDLED["bundled:target"]
+    if not (target / "tokenizer.json").exists():
+        pytest.skip("backends/models/target is not built")
+    from backends.engine.openai_api import render_chat
+
+    counter = HFTokenCounter("bundled:target")
+    tok = AutoTokenizer.from_pretrained(str(target))
+    long = [*MESSAGES, {"role": "assistant", "content": "Rome.\n\n  Indented   text, numbers 1234567 and ünïcode."},
+            {"role": "user", "content": "def f(x):\n    return x ** 2\n\nWhat does f(3) return?"}]
+    for msgs in (MESSAGES, long):
+        assert counter.count_messages(msgs) == len(render_chat(tok, msgs))

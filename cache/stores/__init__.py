@@ -1,0 +1,1 @@
+"""Cache stores behind one async interface: `memory.MemoryStore` (embedded default), `redis.RedisStore`."""

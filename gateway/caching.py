@@ -1,0 +1,116 @@
+"""Step 6 (answer from cache) and the cache half of step 12 (store a complete answer).
+
+A hit is answered in the shape the client asked for (one JSON body, or an SSE stream the SDKs accept)
+without touching a backend. A miss that the policy allows to be cached collects the answer as it goes
+out and stores it only once it finished cleanly (`stop` / `length`); a failed, truncated or cancelled
+response is never stored.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from aiohttp import web
+
+from cache.render import render_body, render_events
+from gateway.context import RequestContext
+from gateway.understand import embed
+
+if TYPE_CHECKING:
+    from gateway.state import GatewayState
+
+
+async def lookup(state: GatewayState, ctx: RequestContext) -> Any:
+    """The cache's verdict for this request, or None when the cache is off for it."""
+    service = state.cache
+    tenant = ctx.tenant
+    assert tenant is not None
+    if service is None or not tenant.cache.enabled:
+        return None
+    if not service.cacheable(tenant.cache, ctx.body, ctx.endpoint):
+        ctx.cache_result = "bypass"
+        ctx.response_headers["x-switchyard-cache"] = "bypass"
+        return None
+    if tenant.cache.semantic:
+        await embed(state, ctx)
+    look = await service.lookup(ctx.tenant_id, tenant.cache, ctx.endpoint, ctx.body, ctx.embedding)
+    ctx.cache_result = look.result
+    ctx.response_headers.update(look.headers)
+    return look
+
+
+async def respond_hit(request: web.Request, ctx: RequestContext, hit: Any) -> web.StreamResponse:
+    usage = hit.usage or {}
+    ctx.usage_prompt_tokens = usage.get("prompt_tokens")
+    ctx.completion_tokens = usage.get("completion_tokens") or 0
+    ctx.backend = "cache"
+    ctx.status = 200
+    model = ctx.public_model
+    if not ctx.stream:
+        ctx.ttft = ctx.ttlt = ctx.elapsed()
+        return web.Response(body=render_body(hit, ctx.endpoint, model=model), content_type="application/json",
+                            headers=ctx.response_headers)
+    out = web.StreamResponse(headers={"Content-Type": "text/event-stream; charset=utf-8",
+                                      "Cache-Control": "no-cache", **ctx.response_headers})
+    await out.prepare(request)
+    events = render_events(hit, ctx.endpoint, model=model, include_usage=ctx.include_usage)
+    ctx.ttft = ctx.elapsed()
+    await out.write(b"".join(b"data: " + e + b"\n\n" for e in events) + b"data: [DONE]\n\n")
+    ctx.ttlt = ctx.elapsed()
+    await out.write_eof()
+    return out
+
+
+class AnswerCollector:
+    """Collects a streamed answer (single choice) so it can be stored once it completes."""
+
+    __slots__ = ("parts", "finish_reason", "model")
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.finish_reason: str | None = None
+        self.model = ""
+
+    def feed(self, payload: bytes) -> None:
+        try:
+            chunk = orjson.loads(payload)
+            choice = chunk["choices"][0]
+        except (orjson.JSONDecodeError, KeyError, IndexError, TypeError):
+            return
+        self.model = chunk.get("model") or self.model
+        text = choice.get("text") if "text" in choice else (choice.get("delta") or {}).get("content")
+        if text:
+            self.parts.append(text)
+        if choice.get("finish_reason"):
+            self.finish_reason = choice["finish_reason"]
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+def answer_of_body(raw: bytes) -> tuple[str, str, str] | None:
+    """(text, finish_reason, model) of a complete non-streaming answer with one choice."""
+    try:
+        body = orjson.loads(raw)
+        choices = body["choices"]
+        if len(choices) != 1:
+            return None
+        choice = choices[0]
+        text = choice.get("text") if "text" in choice else (choice.get("message") or {}).get("content")
+        if not isinstance(text, str):
+            return None
+        return text, choice.get("finish_reason") or "", body.get("model") or ""
+    except (orjson.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError):
+        return None
+
+
+async def store(state: GatewayState, ctx: RequestContext, text: str, finish_reason: str, model: str) -> None:
+    tenant = ctx.tenant
+    assert tenant is not None and state.cache is not None
+    usage = {"prompt_tokens": ctx.usage_prompt_tokens or ctx.prompt_tokens or 0,
+             "completion_tokens": ctx.completion_tokens}
+    entry_id = await state.cache.store(ctx.tenant_id, tenant.cache, ctx.endpoint, ctx.request_body, ctx.embedding,
+                                       text, finish_reason, usage, model)
+    if entry_id is not None:
+        ctx.log_fields["cache_stored"] = entry_id

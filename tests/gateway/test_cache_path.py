@@ -1,0 +1,91 @@
+"""The cache through the real gateway: hits skip the upstream, come back in the shape asked for, never
+cross tenants, and failed streams are never stored."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+
+import openai
+import pytest
+
+from tests.processes import TENANT_KEYS
+
+
+def _stats(upstream) -> dict:
+    with urllib.request.urlopen(upstream.url + "/_stats", timeout=5) as resp:
+        return json.loads(resp.read())
+
+
+def _client(gw, tenant="acme"):
+    return openai.OpenAI(base_url=gw.url + "/v1", api_key=TENANT_KEYS[tenant], max_retries=0)
+
+
+def _eventually_hit(call, timeout=30.0):
+    """Stores run after the answer is sent (and the encoder loads in the background at start)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        raw = call()
+        if raw.headers["x-switchyard-cache"].startswith("hit") or time.monotonic() > deadline:
+            return raw
+        time.sleep(0.2)
+
+
+def test_exact_hit_skips_upstream_and_is_tenant_scoped(gateway, upstream):
+    msgs = [{"role": "user", "content": "What is the boiling point of water at sea level?"}]
+    call = lambda tenant="acme": _client(gateway, tenant).chat.completions.with_raw_response.create(  # noqa: E731
+        model="small", messages=msgs, max_tokens=4, temperature=0)
+    first = call()
+    assert first.headers["x-switchyard-cache"] == "miss"
+    hit = _eventually_hit(call)
+    assert hit.headers["x-switchyard-cache"] == "hit-exact"
+    assert hit.headers["x-switchyard-cache-entry"]
+    before = _stats(upstream)["requests"]
+    again = call()
+    assert again.headers["x-switchyard-cache"] == "hit-exact"
+    assert _stats(upstream)["requests"] == before  # answered without the upstream
+    assert again.parse().choices[0].message.content == first.parse().choices[0].message.content
+    # Same request from another tenant: never the first tenant's entry.
+    other = call("globex")
+    assert other.headers["x-switchyard-cache"] == "miss"
+
+
+def test_streamed_hit_is_a_valid_sdk_stream(gateway):
+    msgs = [{"role": "user", "content": "Name the largest planet in the solar system."}]
+    client = _client(gateway)
+
+    def call():
+        return client.chat.completions.with_raw_response.create(
+            model="small", messages=msgs, max_tokens=5, seed=7, stream=True,
+            stream_options={"include_usage": True})
+
+    first = call()
+    text = "".join(c.choices[0].delta.content or "" for c in first.parse() if c.choices)
+    hit = _eventually_hit(call)
+    assert hit.headers["x-switchyard-cache"] == "hit-exact"
+    chunks = list(hit.parse())
+    assert chunks[0].choices[0].delta.role == "assistant"
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == text
+    assert [c for c in chunks if c.choices][-1].choices[0].finish_reason == "length"
+    assert chunks[-1].usage.completion_tokens == 5
+
+
+def test_failed_stream_is_not_cached(gateway):
+    body = dict(model="small", messages=[{"role": "user", "content": "Tell me about rivers."}], max_tokens=8,
+                temperature=0, stream=True, extra_body={"mock": {"die_after": 2}})
+    client = _client(gateway)
+    for attempt in range(2):
+        raw = client.chat.completions.with_raw_response.create(**body)
+        # Had the first, broken answer been stored, the identical second request would be a hit.
+        assert raw.headers["x-switchyard-cache"] == "miss", attempt
+        with pytest.raises(openai.APIError):
+            for _ in raw.parse():
+                pass
+        time.sleep(0.5)
+
+
+def test_nondeterministic_requests_bypass(gateway):
+    raw = _client(gateway).chat.completions.with_raw_response.create(
+        model="small", messages=[{"role": "user", "content": "hi"}], max_tokens=2, temperature=0.8)
+    assert raw.headers["x-switchyard-cache"] == "bypass"
