@@ -25,6 +25,7 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from cache import guard, verifier_model  # noqa: E402
 from cache.encoder import Encoder  # noqa: E402
 from cache.evalset import load_groups  # noqa: E402
 from cache.service import CacheService  # noqa: E402
@@ -40,11 +41,12 @@ def body(text: str) -> dict:
 
 
 async def evaluate(encoder: Encoder, split: str, thresholds: list[float], verify: bool, rotated: bool,
-                   vectors: dict[str, np.ndarray], bar: tqdm) -> list[dict]:
+                   vectors: dict[str, np.ndarray], bar: tqdm, rules_only: bool = False) -> list[dict]:
     groups = load_groups(split)
-    service = CacheService(MemoryStore(), encoder)
+    options = {"verifier": guard.verify_rules} if rules_only else {}
+    service = CacheService(MemoryStore(), encoder, **options)
     await service.start()
-    policy = CachePolicy(threshold=0.0, verify=verify)
+    policy = CachePolicy(threshold=0.0, verify=verify, learned_verifier=not rules_only)
     cached_ids = []
     for group in groups:
         cached = group.paraphrases[0] if rotated else group.query
@@ -52,7 +54,7 @@ async def evaluate(encoder: Encoder, split: str, thresholds: list[float], verify
                                               "stop", {}, "m"))
     rows = []
     for threshold in thresholds:
-        policy = CachePolicy(threshold=threshold, verify=verify)
+        policy = CachePolicy(threshold=threshold, verify=verify, learned_verifier=not rules_only)
         right = wrong_para = para = near_hits = near = 0
         for gi, group in enumerate(groups):
             cached = group.paraphrases[0] if rotated else group.query
@@ -71,11 +73,42 @@ async def evaluate(encoder: Encoder, split: str, thresholds: list[float], verify
                 near_hits += look.hit is not None
             bar.update(1)
         hits = right + wrong_para + near_hits
-        rows.append({"split": split, "rotated": rotated, "verify": verify, "threshold": threshold,
+        rows.append({"split": split, "rotated": rotated, "verify": verify, "rules_only": rules_only, "threshold": threshold,
                      "hit_rate": right / para, "false_hit_rate": near_hits / near, "wrong_paraphrase_hits": wrong_para,
                      "precision": right / hits if hits else 1.0, "paraphrases": para, "near_misses": near})
     await service.aclose()
     return rows
+
+
+def verifier_latency(vectors: dict[str, np.ndarray]) -> str:
+    """Time of one guard call per (lookup, candidate) pair the index offers at the shipped threshold,
+    cold (text analysis caches cleared before each pair's first call) and warm (cached entry texts)."""
+    import time
+
+    pairs = []
+    for split in ("dev", "heldout"):
+        groups = load_groups(split)
+        stored = [g.query for g in groups]
+        matrix = np.array([vectors[t] for t in stored])
+        for g in groups:
+            for text in [*g.paraphrases, *(x for _, x in g.near_misses)]:
+                sims = matrix @ vectors[text]
+                pairs += [(text, stored[k]) for k in np.argsort(-sims)[:4] if sims[k] >= SHIPPED.threshold]
+    verifier_model.shared_model()
+    out = []
+    for label, clear in (("cold", True), ("warm", False)):
+        times, to_model = [], 0
+        for query, cached in pairs:
+            if clear:
+                guard.analyse.cache_clear()
+                verifier_model._surface.cache_clear()
+            started = time.perf_counter()
+            guard.verify(query, cached)
+            times.append((time.perf_counter() - started) * 1000)
+            to_model += guard.verify_rules(query, cached).reason in guard.SECOND_CHANCE
+        t = np.array(times)
+        out.append(f"{label}: p50 {np.percentile(t, 50):.3f} ms, p99 {np.percentile(t, 99):.3f} ms")
+    return (f"verifier latency per candidate ({len(pairs)} pairs, {to_model} reach the model): " + "; ".join(out))
 
 
 def table(rows: list[dict], title: str) -> str:
@@ -121,23 +154,34 @@ async def main() -> None:
     texts = sorted({t for s in ("dev", "heldout") for g in load_groups(s)
                     for t in [g.query, *g.paraphrases, *(x for _, x in g.near_misses)]})
     vectors = dict(zip(texts, encoder.embed_many(texts)))
-    runs = [(s, v, False, THRESHOLDS) for s in ("dev", "heldout") for v in (False, True)]
-    runs += [(s, True, True, [SHIPPED.threshold]) for s in ("dev", "heldout")]
-    total = sum(len(load_groups(s)) * len(t) for s, _, _, t in runs)
+    runs = [(s, v, False, THRESHOLDS, False) for s in ("dev", "heldout") for v in (False, True)]
+    runs += [(s, True, True, [SHIPPED.threshold], False) for s in ("dev", "heldout")]
+    runs += [(s, True, r, [SHIPPED.threshold], True) for s in ("dev", "heldout") for r in (False, True)]
+    total = sum(len(load_groups(s)) * len(t) for s, _, _, t, _ in runs)
     rows: list[dict] = []
     with tqdm(total=total, desc="lookups (groups x thresholds)", unit="group") as bar:
-        for split, verify, rotated, thresholds in runs:
-            rows += await evaluate(encoder, split, thresholds, verify, rotated, vectors, bar)
+        for split, verify, rotated, thresholds, rules_only in runs:
+            rows += await evaluate(encoder, split, thresholds, verify, rotated, vectors, bar, rules_only)
     for split in ("dev", "heldout"):
-        sel = [r for r in rows if r["split"] == split and not r["rotated"]]
+        sel = [r for r in rows if r["split"] == split and not r["rotated"] and not r["rules_only"]]
         n = sel[0]
         print()
         print(table(sorted(sel, key=lambda r: (r["verify"], r["threshold"])),
                     f"== {split}: {len(load_groups(split))} groups, {n['paraphrases']} paraphrases, "
                     f"{n['near_misses']} near-misses =="))
-    print(f"\n== shipped default: threshold {SHIPPED.threshold}, guard {'on' if SHIPPED.verify else 'off'} ==")
+    model = verifier_model.shared_model()
+    print(f"\n== shipped default: threshold {SHIPPED.threshold}, guard {'on' if SHIPPED.verify else 'off'}, "
+          f"lexical rules only (learned_verifier: {SHIPPED.learned_verifier}) ==")
     for r in rows:
-        if r["threshold"] == SHIPPED.threshold and r["verify"] == SHIPPED.verify:
+        if r["threshold"] == SHIPPED.threshold and r["verify"] == SHIPPED.verify \
+                and r["rules_only"] == (not SHIPPED.learned_verifier):
+            name = f"{r['split']}{' (rotated)' if r['rotated'] else ''}"
+            print(f"{name:>18}: paraphrase hit {r['hit_rate']:.1%}, false hit {r['false_hit_rate']:.1%}, "
+                  f"precision {r['precision']:.1%}, wrong-entry paraphrase hits {r['wrong_paraphrase_hits']}")
+    print(f"\n== opt-in: threshold {SHIPPED.threshold}, rules + learned verifier "
+          f"(p >= {model.threshold if model else float('nan'):.2f}) ==")
+    for r in rows:
+        if r["threshold"] == SHIPPED.threshold and r["verify"] and not r["rules_only"]:
             name = f"{r['split']}{' (rotated)' if r['rotated'] else ''}"
             print(f"{name:>18}: paraphrase hit {r['hit_rate']:.1%}, false hit {r['false_hit_rate']:.1%}, "
                   f"precision {r['precision']:.1%}, wrong-entry paraphrase hits {r['wrong_paraphrase_hits']}")
@@ -148,7 +192,8 @@ async def main() -> None:
             print(f"{split:>18}: threshold-only baseline needs threshold {best['threshold']} for >=90% paraphrase hits "
                   f"({best['hit_rate']:.1%}) and then serves {best['false_hit_rate']:.1%} of near-misses "
                   f"(precision {best['precision']:.1%})")
-    plot(rows, Path(args.plot))
+    print(verifier_latency(vectors))
+    plot([r for r in rows if not r["rules_only"]], Path(args.plot))
     print(f"\nplot: {args.plot}")
 
 

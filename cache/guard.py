@@ -17,6 +17,10 @@ both texts were analysed — the analysis is cached per text):
                  Quoted words are always specific.
 8. light swap  — "largest *city*" vs "largest *country*": light words may be added, never swapped.
 
+Checks 1–6 are hard vetoes. A pair refused only by 7–8 (unmatched words) gets a second chance from a
+small learned verifier (`cache.verifier_model`: gradient-boosted trees over pair features, calibrated on
+the dev split); `verify_rules` is the rules alone.
+
 The guard errs towards refusing: a refused paraphrase costs one upstream call, a wrong hit costs a
 wrong answer. `verify(query, cached)` is symmetric in intent but reports the first failing check.
 """
@@ -355,8 +359,30 @@ def _near_form(term: str, words: frozenset[str]) -> bool:
     return False
 
 
+SECOND_CHANCE = frozenset({"terms", "light"})
+"""Checks whose refusal the learned verifier may overturn; every other check is a hard veto."""
+
+
 def verify(query: str, cached: str) -> Verdict:
-    """May the answer cached for `cached` be served for `query`?"""
+    """May the answer cached for `cached` be served for `query`? The rules first; a pair they refuse
+    only for unmatched words (`terms`, `light`) goes to the learned verifier (cache.verifier_model),
+    which accepts it above its calibrated threshold. Without a loadable model the rules decide alone."""
+    verdict = verify_rules(query, cached)
+    if verdict.ok or verdict.reason not in SECOND_CHANCE:
+        return verdict
+    from cache import verifier_model
+
+    model = verifier_model.shared_model()
+    if model is None:
+        return verdict
+    ok, p = model.accepts(query, cached)
+    if ok:
+        return Verdict(True, None, f"model p={p:.3f} ({verdict.detail})")
+    return Verdict(False, verdict.reason, f"{verdict.detail}; model p={p:.3f}")
+
+
+def verify_rules(query: str, cached: str) -> Verdict:
+    """The lexical rules alone (the guard before the learned stage; kept for comparison and tests)."""
     a, b = analyse(query), analyse(cached)
     if a.language and b.language and a.language != b.language:
         return Verdict(False, "language", f"{a.language} vs {b.language}")

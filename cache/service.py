@@ -269,6 +269,9 @@ class CacheService:
     async def _semantic(self, tenant_id: str, policy: CachePolicy, context: str, text: str, vector: np.ndarray,
                         index: VectorIndex) -> tuple[CacheHit | None, str | None]:
         threshold = self.threshold(tenant_id, policy)
+        verify = self.verifier
+        if verify is near_miss.verify and not policy.learned_verifier:
+            verify = near_miss.verify_rules  # the learned stage is opt-in per tenant
         candidates = [(i, s) for i, s in index.search(vector, CANDIDATES) if s >= threshold]
         if not candidates:
             return None, None
@@ -278,7 +281,7 @@ class CacheService:
             if entry is None or entry.tenant != tenant_id or entry.context_key != context:
                 continue
             if policy.verify:
-                verdict = self.verifier(text, entry.text)
+                verdict = verify(text, entry.text)
                 if not verdict.ok:
                     refused = f"guard:{verdict.reason}"
                     self._tenant_stats(tenant_id).guard_rejections[verdict.reason or "?"] += 1

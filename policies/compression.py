@@ -318,8 +318,9 @@ class Compressor:
         if not runs:
             return "no long context to prune"
         texts = [r[2] for r in runs]
-        pruned = pruner.prune(texts, current - target, lambda t: prompt.costs([t])[0])
-        plan.apply_runs(prompt, runs, pruned)
+        # The share of the prunable text to drop, with 5% to spare for the words' share of separators.
+        fraction = min(1.0, (current - target) / max(1.0, sum(prompt.costs(texts))) * 1.05)
+        plan.apply_runs(prompt, runs, pruner.prune(texts, fraction))
         return None
 
     def _truncate(self, prompt: _Prompt, target: int, current: int, result: CompressionResult) -> str | None:

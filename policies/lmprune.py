@@ -44,11 +44,11 @@ class SurprisalPruner:
             return None
         return SurprisalPruner(path)
 
-    def word_surprisal(self, text: str) -> tuple[list[tuple[int, int]], np.ndarray]:
-        """Spans of the words of `text` and each word's surprisal in nats."""
+    def word_surprisal(self, text: str) -> tuple[list[tuple[int, int]], np.ndarray, np.ndarray]:
+        """Spans of the words of `text`, each word's surprisal in nats, and its number of LM tokens."""
         spans = [m.span() for m in _WORDS.finditer(text)]
         if not spans:
-            return [], np.zeros(0)
+            return [], np.zeros(0), np.zeros(0)
         enc = self.tokenizer(text, return_offsets_mapping=True, add_special_tokens=False)
         ids, offsets = enc["input_ids"], enc["offset_mapping"]
         token_s = np.zeros(len(ids))
@@ -65,32 +65,31 @@ class SurprisalPruner:
                 token_s[lo + 1:lo + 1 + len(s)] = s
         if len(ids):
             token_s[0] = token_s[1:].max(initial=0.0)  # unscored first token: never the first to go
-        word_s = np.zeros(len(spans))
+        word_s, word_n = np.zeros(len(spans)), np.zeros(len(spans))
         w = 0
         for (a, b), s in zip(offsets, token_s, strict=True):
             while w < len(spans) - 1 and a >= spans[w][1]:
                 w += 1
             if b > a:
                 word_s[w] += s
-        return spans, word_s
+                word_n[w] += 1
+        return spans, word_s, word_n
 
-    def prune(self, texts: Sequence[str], remove_tokens: int, count_text) -> list[str]:
-        """Drop the least surprising words across `texts` until about `remove_tokens` tokens are gone."""
+    def prune(self, texts: Sequence[str], fraction: float) -> list[str]:
+        """Drop the least surprising words across `texts` until `fraction` of their tokens are gone.
+
+        Measured in the LM's own tokens, so it holds whatever tokenizer the backend counts with."""
         scored = [self.word_surprisal(t) for t in texts]
-        cands = [(s, i, j) for i, (_, ws) in enumerate(scored) for j, s in enumerate(ws)]
-        cands.sort()
+        cands = sorted((s, i, j) for i, (_, ws, _) in enumerate(scored) for j, s in enumerate(ws))
+        goal = fraction * sum(float(n.sum()) for _, _, n in scored)
         drop: list[set[int]] = [set() for _ in texts]
-        removed = 0
+        removed = 0.0
         for _, i, j in cands:
-            if removed >= remove_tokens:
+            if removed >= goal:
                 break
-            a, b = scored[i][0][j]
             drop[i].add(j)
-            removed += max(1, count_text(" " + texts[i][a:b]))
-        out = []
-        for t, (spans, _), d in zip(texts, scored, drop, strict=True):
-            out.append(_rebuild(t, spans, d))
-        return out
+            removed += scored[i][2][j]
+        return [_rebuild(t, spans, d) for t, (spans, _, _), d in zip(texts, scored, drop, strict=True)]
 
 
 def _rebuild(text: str, spans: list[tuple[int, int]], drop: set[int]) -> str:

@@ -207,12 +207,14 @@ class RateLimiter:
         timeout: float = 0.25,
         probe_interval: float = 1.0,
         fallback_share: float = 1.0,
+        probe_timeout: float = 1.0,
     ) -> None:
         """Use `create`. `fallback_share`: the part of each limit one replica allows while Redis is down
         (1.0 = the whole limit per replica; 1/N with N replicas keeps the total near the limit)."""
         self.redis = redis
         self.clock = clock
         self.timeout = timeout
+        self.probe_timeout = max(timeout, probe_timeout)
         self.probe_interval = probe_interval
         self.fallback_share = fallback_share
         self.local = LocalBuckets()
@@ -315,13 +317,25 @@ class RateLimiter:
             args: list = [repr(now), "adjust" if adjust else "take"]
             for b in buckets:
                 args += [b.capacity, b.cost]
-            try:
-                out = await self._script(keys=[b.key for b in buckets], args=args)
-                return bool(out[0]), out[1] / 1000, [x / 1000 for x in out[2:]], "redis"
-            except _UNAVAILABLE as exc:
-                self._fall_back(f"{type(exc).__name__}: {exc}")
+            keys = [b.key for b in buckets]
+            # An adjustment is never sent twice: its first try may have been applied before the reply
+            # was lost, and a refund counted twice would give away tokens.
+            for _ in (1,) if adjust else (1, 2):
+                try:
+                    out = await self._script(keys=keys, args=args)
+                    return bool(out[0]), out[1] / 1000, [x / 1000 for x in out[2:]], "redis"
+                except _UNAVAILABLE as exc:
+                    # A busy event loop can miss a timeout on a healthy Redis (a burst opening many
+                    # connections at once): only a failed ping as well means an outage. If Redis answers
+                    # the ping, admission is tried once more and then decided here.
+                    if self.mode == "redis" and not await self.probe():
+                        self._fall_back(f"{type(exc).__name__}: {exc}")
+                        break
+                    self.last_error = f"{type(exc).__name__}: {exc}"
+            if adjust:
+                return True, 0.0, [], "redis"  # lost with Redis; its buckets settle by refilling
         ok, wait, levels = self.local.run(now, buckets, adjust, share=self._share())
-        return ok, wait, levels, self.mode
+        return ok, wait, levels, "in-process" if self.mode == "in-process" else "fallback"
 
     def _share(self) -> float:
         return self.fallback_share if self.mode == "fallback" else 1.0
@@ -344,7 +358,7 @@ class RateLimiter:
         if self.redis is None:
             return False
         try:
-            async with asyncio.timeout(self.timeout):
+            async with asyncio.timeout(self.probe_timeout):
                 await self.redis.ping()
         except _UNAVAILABLE as exc:
             self.last_error = f"{type(exc).__name__}: {exc}"

@@ -85,7 +85,8 @@ class ModelDrafter:
         return out, (torch.stack(qs) if qs else None)
 
     def commit(self, ids):
-        keep = _common_prefix(self.tokens, ids)
+        # Always leave the last token unfed, so the next proposal has something to feed.
+        keep = min(_common_prefix(self.tokens, ids), len(ids) - 1)
         self.cache.rollback(len(self.tokens) - keep)
         del self.tokens[keep:]
 

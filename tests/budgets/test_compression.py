@@ -178,14 +178,16 @@ def test_lm_prune_is_skipped_cleanly_without_a_model(tmp_path):
 
 def test_lm_prune_drops_low_surprisal_words_and_keeps_the_question(tiny_lm_dir):
     pruner = SurprisalPruner(tiny_lm_dir)
-    spans, s = pruner.word_surprisal("the cat sat on the mat")
-    assert len(spans) == 6 and s.shape == (6,) and np.all(s >= 0)
+    spans, s, n = pruner.word_surprisal("the cat sat on the mat")
+    assert len(spans) == 6 and s.shape == (6,) and np.all(s >= 0) and np.all(n >= 1)
+    assert pruner.prune(["the cat sat on the mat"], 0.0) == ["the cat sat on the mat"]
+    assert len(pruner.prune(["the cat sat on the mat"], 0.5)[0].split()) == 3
     body = {"messages": [{"role": "user", "content": filler(30) + "\nWhere do pilots board incoming vessels?"}]}
     n = count_request("chat", body, ESTIMATE)
     comp = compressor("lm_prune", lm_model=str(tiny_lm_dir))
     res = comp.compress("chat", body, target=int(n * 0.6), tokens=n)
     out = res.body["messages"][0]["content"]
-    assert res.steps == ["lm_prune"] and res.tokens_after < n
+    assert res.steps == ["lm_prune"] and res.fits
     assert out.endswith("Where do pilots board incoming vessels?")
     kept_words = out.split()
     assert set(kept_words) <= set(body["messages"][0]["content"].split())  # words dropped, never invented

@@ -162,8 +162,9 @@ async def _burst(limiters, limits, tokens, n_per, tenant="acme"):
 async def test_two_replicas_sharing_redis_enforce_one_combined_limit(redis_server, clock):
     # Generous timeouts: 600 requests at once on a shared 2-core machine can lag the event loop past the
     # production reply timeout, and this test is about the combined limit, not about fallback.
-    a = await RateLimiter.create(redis_server.url, clock=clock, timeout=5.0, pool_timeout=30.0)
-    b = await RateLimiter.create(redis_server.url, clock=clock, timeout=5.0, pool_timeout=30.0)
+    opts = {"clock": clock, "timeout": 5.0, "connect_timeout": 10.0, "pool_timeout": 30.0}
+    a = await RateLimiter.create(redis_server.url, **opts)
+    b = await RateLimiter.create(redis_server.url, **opts)
     try:
         admitted = await _burst([a, b], Limits(requests_per_minute=200), 0, 300)  # 600 concurrent
         assert a.status()["mode"] == b.status()["mode"] == "redis"  # counted in Redis, not per replica
@@ -200,7 +201,7 @@ def _fallbacks() -> float:
 async def test_redis_outage_falls_back_per_replica_says_so_and_recovers(redis_server, clock, monkeypatch):
     # A stopped server refuses connections at once; the long reply timeout only keeps a loaded machine
     # from looking like an outage during the bursts.
-    opts = {"clock": clock, "probe_interval": 0.05, "timeout": 2.0, "pool_timeout": 30.0}
+    opts = {"clock": clock, "probe_interval": 0.05, "timeout": 2.0, "connect_timeout": 10.0, "pool_timeout": 30.0}
     a = await RateLimiter.create(redis_server.url, **opts)
     b = await RateLimiter.create(redis_server.url, **opts)
     limits = Limits(requests_per_minute=50)
