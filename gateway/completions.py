@@ -29,9 +29,6 @@ from policies.routing import looks_like_refusal
 from policies.schema import Tenant
 from policies.tokens import count_request
 
-DEFAULT_OUTPUT_RESERVE = 512
-"""Output tokens reserved against tokens/min when neither the request nor its budget bounds the output;
-the reservation is settled against the real usage when the response ends."""
 
 _SSE_HEADERS = {"Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache",
                 "X-Accel-Buffering": "no"}
@@ -65,30 +62,30 @@ def resolve_model(state: GatewayState, tenant: Tenant, model: str) -> str:
     return route.pool
 
 
-async def apply_budget(state: GatewayState, ctx: RequestContext, tenant: Tenant) -> None:
-    """Count the prompt once; reject, truncate or compress it per the tenant's budget; clamp the output."""
-    runtime = state.runtime.current
-    counter = runtime.counters[ctx.pool]  # type: ignore[index]
+async def apply_budget(state: GatewayState, ctx: RequestContext, tenant: Tenant) -> int:
+    """Count the prompt once; reject, truncate or compress it per the tenant's budget; clamp the output.
+    Returns the tokens to reserve against tokens/min: the input plus the most output it may produce."""
+    counter = state.runtime.current.counters[ctx.pool]  # type: ignore[index]
     ctx.prompt_tokens = count_request(ctx.endpoint, ctx.body, counter)
     decision = await evaluate_async(ctx.endpoint, ctx.body, tenant.budgets, ctx.prompt_tokens, counter,
                                     state.compressor(tenant.budgets, counter))
     decision.observe()
     if decision.rejected:
-        raise APIError(400, decision.message or "The request is over its token budget.",
-                       param="messages" if ctx.endpoint == "chat" else "prompt", code="input_budget_exceeded")
+        err = decision.error()
+        raise APIError(400, err["message"] or "The request is over its token budget.", param=err["param"],
+                       code=err["code"])
     ctx.body = decision.body
     ctx.prompt_tokens = decision.tokens_after
     ctx.max_output_tokens = decision.max_output_tokens
     ctx.response_headers.update(decision.headers())
     ctx.log_fields.update(decision.log_fields())
+    return decision.reservation(tenant.limits.reserve_output_tokens)
 
 
-async def admit(state: GatewayState, ctx: RequestContext, tenant: Tenant) -> RateDecision:
-    """Requests/min and tokens/min, charged up front with the prompt plus the most output it may take."""
-    out = ctx.max_output_tokens if ctx.max_output_tokens is not None else DEFAULT_OUTPUT_RESERVE
-    prompt = ctx.prompt_tokens or 0
-    decision = await state.limiter.acquire(ctx.tenant_id, ctx.key_name, tenant.limits,
-                                           tokens=prompt + out * int(ctx.body.get("n") or 1), prompt_tokens=prompt)
+async def admit(state: GatewayState, ctx: RequestContext, tenant: Tenant, reserve: int) -> RateDecision:
+    """Requests/min and tokens/min, taken up front; settled against the real usage when the answer ends."""
+    decision = await state.limiter.acquire(ctx.tenant_id, ctx.key_name, tenant.limits, tokens=reserve,
+                                           prompt_tokens=ctx.prompt_tokens or 0)
     ctx.response_headers.update(decision.headers())
     if not decision.allowed:
         raise APIError(429, decision.error_message(), code="rate_limit_exceeded")
@@ -138,8 +135,8 @@ async def _pipeline(request: web.Request, state: GatewayState, ctx: RequestConte
         await classify(state, ctx)
     decision = route(state, request, ctx)
     ctx.pool = decision.pool
-    await apply_budget(state, ctx, tenant)
-    rate = await admit(state, ctx, tenant)
+    reserve = await apply_budget(state, ctx, tenant)
+    rate = await admit(state, ctx, tenant, reserve)
     try:
         return await _generate(request, state, ctx, rate, decision.pools)
     finally:

@@ -139,14 +139,6 @@ def validate(endpoint: str, body: dict[str, Any]) -> None:
                        code="invalid_value")
 
 
-def requested_max_tokens(endpoint: str, body: dict[str, Any]) -> int | None:
-    if endpoint == "chat":
-        v = body.get("max_completion_tokens")
-        if v is not None:
-            return v
-    return body.get("max_tokens")
-
-
 def include_usage(body: dict[str, Any]) -> bool:
     so = body.get("stream_options")
     return bool(so and so.get("include_usage"))

@@ -238,10 +238,10 @@ class RateLimiter:
         from redis.backoff import NoBackoff
 
         timeout = kwargs.get("timeout", 0.25)
-        # Every network step has a timeout (`connect_timeout`, then `timeout` for each reply) and there are
-        # no client-side retries: a Redis that does not answer in time means per-replica limits now, not a
-        # request held up by reconnect attempts. Connecting gets longer because a burst opens many
-        # connections at once on a busy event loop. Waiting for a free pooled connection is local contention, not an outage:
+        # Every network step has a timeout (`connect_timeout`, then `timeout` for each reply) and redis-py
+        # retries nothing: a Redis that does not answer means per-replica limits now, not a request held
+        # up by reconnect attempts. Connecting gets longer because a burst opens many connections at once
+        # on a busy event loop. Waiting for a free pooled connection is local contention, not an outage:
         # a blocking pool queues for it (up to `pool_timeout`) instead of failing at a connection cap.
         pool = aioredis.BlockingConnectionPool.from_url(
             redis_url, max_connections=max_connections, timeout=pool_timeout, socket_timeout=timeout,

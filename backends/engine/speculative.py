@@ -71,7 +71,7 @@ class AdaptiveK:
     k_max: int = 8
     fixed: int | None = None
     alpha: float = 0.7  # prior before the first round
-    smoothing: float = 0.3
+    smoothing: float = 0.6
 
     def update(self, proposed: int, accepted: int) -> None:
         if proposed:

@@ -65,7 +65,7 @@ class SequenceState:
         self.k = AdaptiveK(
             draft_cost=self.drafter.cost if self.drafter else 0.0,
             fixed=req.num_speculative_tokens,
-            k_max=8 if isinstance(self.drafter, ModelDrafter) else 6,
+            k_max=12 if isinstance(self.drafter, ModelDrafter) else 10,
         )
         self.prefilled = False
         self.finished: str | None = None

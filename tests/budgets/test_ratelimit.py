@@ -259,3 +259,25 @@ async def test_fallback_share_divides_the_limit_between_replicas(clock):
         assert sum([(await lim.acquire("acme", "k", RPM, 0)).allowed for _ in range(10)]) == 5
     finally:
         await lim.aclose()
+
+
+async def test_a_missed_reply_from_a_healthy_redis_is_retried_not_an_outage(redis_server, clock):
+    """A reply lost once (a busy event loop missing its timeout) while Redis still answers pings."""
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    lim = await RateLimiter.create(redis_server.url, clock=clock)
+    real, calls = lim._script, []
+
+    async def flaky(**kw):
+        calls.append(kw)
+        if len(calls) == 1:
+            raise RedisTimeoutError("Timeout reading from socket")
+        return await real(**kw)
+
+    lim._script = flaky
+    try:
+        d = await lim.acquire("acme", "k", RPM, 0)
+        assert d.allowed and d.where == "redis" and len(calls) == 2
+        assert lim.status()["mode"] == "redis" and lim.fallbacks == 0
+    finally:
+        await lim.aclose()

@@ -62,27 +62,34 @@ def _target_dist(served, prompt_ids, params):
     return probs(forward(lm, cache, prompt_ids, keep=1), params)[0]
 
 
-def test_sampling_distribution_matches_the_target(engine, run):
-    """Chi-square on the first two generated tokens over many seeds, speculative (k=2) against
-    the target's exact distributions: token 1 is p(x | prompt), token 2 is sum_x p(x) p(y | x)."""
+@pytest.fixture(scope="module")
+def sampling_case(engine):
+    """A prompt with a spread-out next-token law, and the target's exact laws for tokens 1 and 2:
+    p1 = p(x | prompt), p2 = sum_x p1(x) p(y | prompt, x)."""
     served = engine.models["large"]
-    tok = served.target.tokenizer
-    prompt = tok.encode("import os\nimport sys\nimport", add_special_tokens=False)
+    prompt = served.target.tokenizer.encode("import os\nimport sys\nimport", add_special_tokens=False)
     params = SamplingParams(max_tokens=3, temperature=1.3, top_k=12)
     p1 = _target_dist(served, prompt, params)
-    support = torch.nonzero(p1).flatten().tolist()
     p2 = torch.zeros_like(p1)
-    for x in support:
+    for x in torch.nonzero(p1).flatten().tolist():
         p2 += p1[x] * _target_dist(served, prompt + [x], params)
-    # The draft's own first-token law differs from the target's, so agreement below is earned.
     q1 = probs(forward(served.draft, SequenceCache(served.draft), prompt, keep=1)[:, : len(p1)], params)[0]
+    # The draft's own law differs from the target's, so agreement below is earned.
     assert 0.5 * (p1 - q1).abs().sum() > 0.05
+    return prompt, p1, p2, q1
 
-    n = 500
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_sampling_distribution_matches_the_target(run, sampling_case, k):
+    """Chi-square on the first two generated tokens over many seeds, speculative against the
+    target's exact laws. k=1 puts the all-accepted bonus token at position 2; k=2 puts the second
+    draft's accept/resample there."""
+    prompt, p1, p2, q1 = sampling_case
+    n = 400
     c1, c2 = torch.zeros_like(p1), torch.zeros_like(p1)
     accepted = proposed = 0
     for seed in range(n):
-        r = run(prompt, speculation="draft", k=2, max_tokens=3, temperature=1.3, top_k=12, seed=seed, ignore_eos=True)
+        r = run(prompt, speculation="draft", k=k, max_tokens=3, temperature=1.3, top_k=12, seed=seed, ignore_eos=True)
         c1[r.tokens[0]] += 1
         c2[r.tokens[1]] += 1
         accepted += r.seq.stats.accepted
