@@ -73,7 +73,8 @@ class EngineHost:
                 draft = self._load(spec.draft, spec.device) if spec.draft else None
                 if draft is not None:
                     check_pair(target, draft)
-                self.engine.models[spec.key] = ServedModel(name=spec.key, target=target, draft=draft)
+                label = spec.model.name + (f"+{spec.draft.name}" if spec.draft else "")
+                self.engine.models[spec.key] = ServedModel(name=spec.key, target=target, draft=draft, label=label)
             self.engine.start()
             self._users += 1
             return spec.key

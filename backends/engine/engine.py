@@ -12,15 +12,7 @@ import time
 from collections.abc import AsyncIterator
 
 from backends.engine import metrics
-from backends.engine.request import (
-    Delta,
-    Event,
-    Failed,
-    Finished,
-    GenerationRequest,
-    Started,
-    Submission,
-)
+from backends.engine.request import Event, Failed, Finished, GenerationRequest, Submission
 from backends.engine.scheduler import FifoScheduler, Scheduler
 from backends.engine.worker import SequenceState, ServedModel, Worker
 
@@ -72,7 +64,6 @@ class Engine:
         self._thread: threading.Thread | None = None
         self._submitted_at: dict[int, float] = {}
         self._reported = (0, 0)  # (waiting, running) last added to the process-wide gauges
-        self.users = 0  # backends sharing this engine (start/close reference count)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -122,7 +113,7 @@ class Engine:
     def running(self) -> int:
         return self.scheduler.running
 
-    def outstanding(self, model: str | None = None) -> int:
+    def outstanding(self) -> int:
         return self.waiting + self.running
 
     # ------------------------------------------------------------ worker thread
@@ -151,7 +142,7 @@ class Engine:
         if sub.cancelled.is_set():
             self._close(item, seq, "cancelled")
             return
-        model = sub.request.model
+        model = self._label(sub)
         try:
             if seq is None:
                 seq = self.worker.prepare(sub)
@@ -179,7 +170,7 @@ class Engine:
         sub = item if isinstance(item, Submission) else item.sub
         self.scheduler.finish(item)
         self._submitted_at.pop(id(sub), None)
-        model = sub.request.model
+        model = self._label(sub)
         metrics.REQUESTS.labels(model, reason).inc()
         if seq is not None:
             stats = seq.stats
@@ -195,8 +186,12 @@ class Engine:
             if seq is not None:
                 sub.emit(Worker.finished_event(seq, reason))
             else:
-                sub.emit(Finished(reason=reason, prompt_tokens=len(sub.request.prompt_ids),  # type: ignore[arg-type]
-                                  completion_tokens=0, spec={}, decode_seconds=0.0))
+                n_prompt = len(sub.request.prompt_ids)
+                sub.emit(Finished(reason, n_prompt, 0, {}, 0.0))  # type: ignore[arg-type]
+
+    def _label(self, sub: Submission) -> str:
+        served = self.models.get(sub.request.model)
+        return served.label if served is not None else sub.request.model
 
     def _abort_all(self) -> None:
         for item in [*self._inbox, *self.scheduler.drain()]:

@@ -148,9 +148,10 @@ def render_chat(tokenizer, messages: list[dict[str, str]]) -> list[int]:
             text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         except Exception as e:  # noqa: BLE001 - templates raise on e.g. non-alternating roles
             raise InvalidRequest(f"the model's chat template rejected the messages: {e}", "messages", "invalid_messages") from e
-        return tokenizer.encode(text, add_special_tokens=False)
+        # verbose=False: over-long prompts are our 400 to give, not a tokenizer warning in the log.
+        return tokenizer.encode(text, add_special_tokens=False, verbose=False)
     text = "".join(f"{m['role']}: {m['content']}\n" for m in messages) + "assistant:"
-    return tokenizer.encode(text, add_special_tokens=True)
+    return tokenizer.encode(text, add_special_tokens=True, verbose=False)
 
 
 def _completion_prompt(tokenizer, body: dict) -> list[int]:
@@ -158,7 +159,7 @@ def _completion_prompt(tokenizer, body: dict) -> list[int]:
     if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], (str, list)):
         prompt = prompt[0]  # a batch of one
     if isinstance(prompt, str):
-        ids = tokenizer.encode(prompt, add_special_tokens=True)
+        ids = tokenizer.encode(prompt, add_special_tokens=True, verbose=False)
     elif isinstance(prompt, list) and prompt and all(isinstance(t, int) and not isinstance(t, bool) for t in prompt):
         vocab = len(tokenizer)
         if any(t < 0 or t >= vocab for t in prompt):

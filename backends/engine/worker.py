@@ -17,7 +17,7 @@ from backends.engine.drafters import Drafter, ModelDrafter, PromptLookupDrafter
 from backends.engine.loader import LoadedModel
 from backends.engine.request import Delta, Finished, GenerationRequest, Started, Submission
 from backends.engine.runner import SequenceCache, forward
-from backends.engine.sampling import make_generator, probs, sample
+from backends.engine.sampling import make_generator, probs
 from backends.engine.speculative import AdaptiveK, SpecStats, verify_greedy, verify_sampling
 
 
@@ -28,6 +28,11 @@ class ServedModel:
     name: str
     target: LoadedModel
     draft: LoadedModel | None = None
+    label: str = ""
+    """Short name for metric labels (defaults to `name`)."""
+
+    def __post_init__(self) -> None:
+        self.label = self.label or self.name
 
     @property
     def default_speculation(self) -> str:

@@ -19,7 +19,9 @@ def heldout_prompts(tokenizer, n: int, seed: int = 0) -> list[tuple[str, list[in
     out: list[tuple[str, list[int]]] = []
     for summary, _code in pairs[: n // 2]:
         out.append(("chat", render_chat(tokenizer, [{"role": "user", "content": summary}])))
-    encoded = [ids for f in held if len(ids := tokenizer.encode(f.text, add_special_tokens=False)) >= 200]
+    encoded = [
+        ids for f in held if len(ids := tokenizer.encode(f.text, add_special_tokens=False, verbose=False)) >= 200
+    ]
     while len(out) < n:
         ids = rng.choice(encoded)
         length = rng.randint(48, 128)

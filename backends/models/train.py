@@ -121,7 +121,8 @@ def target_config(tokenizer, layers: int, width: int, heads: int, context: int):
         attn_pdrop=0.0,
         bos_token_id=tokenizer.convert_tokens_to_ids(EOT),
         eos_token_id=tokenizer.convert_tokens_to_ids(END),
-        pad_token_id=tokenizer.convert_tokens_to_ids(EOT),
+        # No pad_token_id: the engine never pads, and with one set transformers warns whenever
+        # <|endoftext|> appears in an input.
         tie_word_embeddings=True,
     )
 

@@ -164,3 +164,14 @@ def test_context_and_parameter_limits_are_400s(engine):
         assert (e.value.code, e.value.param, e.value.status) == (code, param, 400)
     ok = parse_request("completions", {"model": "large", "prompt": "def f():", "max_tokens": 8}, served, "r")
     assert ok.generation.params.max_tokens == 8
+
+
+def test_plain_chat_fallback_without_a_template(engine):
+    import copy
+
+    tok = copy.deepcopy(engine.models["large"].target.tokenizer)
+    tok.chat_template = None
+    ids = render_chat(tok, [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}])
+    assert tok.decode(ids) == "system: Be brief.\nuser: hi\nassistant:"
+    with_template = render_chat(engine.models["large"].target.tokenizer, [{"role": "user", "content": "hi"}])
+    assert engine.models["large"].target.tokenizer.decode(with_template) == "<|user|>\nhi<|end|>\n<|assistant|>\n"
