@@ -1,8 +1,10 @@
 """`POST /v1/chat/completions` and `POST /v1/completions`: the request pipeline of DESIGN.md.
 
-auth → read + validate → policy (model access, budgets) → limits → backend → respond → record.
-Each step is a small function over the `RequestContext`; this module only sequences them and owns the
-two ways of answering (one JSON body, or an SSE stream passed through event by event).
+auth → read + validate → model access → cache → classify → route → budget → limits → backend (with
+escalation) → respond → record. Each step is a small function over the `RequestContext`; this module
+sequences them and owns the two ways of answering (one JSON body, or an SSE stream passed through event
+by event). A request runs start to finish on the runtime (policy, pools) it began with, even if the
+policy is reloaded meanwhile.
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ _SSE_HEADERS = {"Content-Type": "text/event-stream; charset=utf-8", "Cache-Contr
 _DONE = b"data: [DONE]\n\n"
 
 
-def authenticate(request: web.Request, state: GatewayState, ctx: RequestContext) -> None:
-    p = principal_for(request, state.runtime.current)
+def authenticate(request: web.Request, ctx: RequestContext) -> None:
+    p = principal_for(request, ctx.runtime)
     ctx.tenant_id, ctx.tenant, ctx.key_name = p.tenant_id, p.tenant, p.key_name
 
 
@@ -44,18 +46,19 @@ async def read_body(request: web.Request, max_bytes: int) -> bytes:
     if request.content_length is not None and request.content_length > max_bytes:
         raise APIError(413, f"The request body is larger than the {max_bytes}-byte limit.", code="request_too_large")
     try:
+        # A chunked body has no length up front: read one byte past the limit to know it is over.
         raw = await request.content.read(max_bytes + 1) if request.content_length is None else await request.read()
     except web.HTTPRequestEntityTooLarge:
-        raw = b"x" * (max_bytes + 1)
-    if len(raw) > max_bytes:
+        raw = None
+    if raw is None or len(raw) > max_bytes:
         raise APIError(413, f"The request body is larger than the {max_bytes}-byte limit.", code="request_too_large")
     return raw
 
 
-def resolve_model(state: GatewayState, tenant: Tenant, model: str) -> str:
+def resolve_model(ctx: RequestContext, tenant: Tenant, model: str) -> str:
     """Public model name → pool. Models a tenant may not use answer exactly like unknown ones (404), so
     a key cannot probe which models exist for other tenants."""
-    route = state.runtime.current.config.models.get(model)
+    route = ctx.runtime.config.models.get(model)
     if route is None or not tenant.may_use(model):
         raise APIError(404, f"The model '{model}' does not exist or you do not have access to it.",
                        param="model", code="model_not_found")
@@ -65,7 +68,7 @@ def resolve_model(state: GatewayState, tenant: Tenant, model: str) -> str:
 async def apply_budget(state: GatewayState, ctx: RequestContext, tenant: Tenant) -> int:
     """Count the prompt once; reject, truncate or compress it per the tenant's budget; clamp the output.
     Returns the tokens to reserve against tokens/min: the input plus the most output it may produce."""
-    counter = state.runtime.current.counters[ctx.pool]  # type: ignore[index]
+    counter = ctx.runtime.counters[ctx.pool]
     ctx.prompt_tokens = count_request(ctx.endpoint, ctx.body, counter)
     decision = await evaluate_async(ctx.endpoint, ctx.body, tenant.budgets, ctx.prompt_tokens, counter,
                                     state.compressor(tenant.budgets, counter))
@@ -102,7 +105,8 @@ async def handle_completions(request: web.Request) -> web.StreamResponse:
 
 async def _handle(request: web.Request, endpoint: str) -> web.StreamResponse:
     state: GatewayState = request.app[STATE]
-    ctx = RequestContext(request_id=request["request_id"], endpoint=endpoint, body={})
+    ctx = RequestContext(request_id=request["request_id"], endpoint=endpoint, body={},
+                         runtime=state.runtime.current)
     ctx.response_headers["x-request-id"] = ctx.request_id
     metrics.IN_FLIGHT.inc()
     try:
@@ -116,16 +120,16 @@ async def _handle(request: web.Request, endpoint: str) -> web.StreamResponse:
 
 
 async def _pipeline(request: web.Request, state: GatewayState, ctx: RequestContext) -> web.StreamResponse:
-    authenticate(request, state, ctx)
+    authenticate(request, ctx)
     tenant = ctx.tenant
     assert tenant is not None
-    body = parse_json(await read_body(request, state.runtime.current.config.server.max_body_bytes))
+    body = parse_json(await read_body(request, ctx.runtime.config.server.max_body_bytes))
     validate(ctx.endpoint, body)
     ctx.body = ctx.request_body = body
     ctx.public_model = body["model"]
     ctx.stream = bool(body.get("stream"))
     ctx.include_usage = include_usage(body)
-    ctx.pool = resolve_model(state, tenant, ctx.public_model)
+    ctx.pool = resolve_model(ctx, tenant, ctx.public_model)
     look = await caching.lookup(state, ctx)
     if look is not None:
         if look.hit is not None:
@@ -133,7 +137,7 @@ async def _pipeline(request: web.Request, state: GatewayState, ctx: RequestConte
         ctx.cache_store = look.result == "miss" and int(body.get("n") or 1) == 1
     if needs_class(ctx):
         await classify(state, ctx)
-    decision = route(state, request, ctx)
+    decision = route(request, ctx)
     ctx.pool = decision.pool
     reserve = await apply_budget(state, ctx, tenant)
     rate = await admit(state, ctx, tenant, reserve)
@@ -147,10 +151,10 @@ async def _pipeline(request: web.Request, state: GatewayState, ctx: RequestConte
         await state.limiter.reconcile(rate, actual)
 
 
-def _served_name(state: GatewayState, ctx: RequestContext, pool: str) -> str:
+def _served_name(ctx: RequestContext, pool: str) -> str:
     """The model name to send to `pool`: the client's own when its model maps there, else the first public
     name that does (a member's configured `model` still overrides it upstream)."""
-    models = state.runtime.current.config.models
+    models = ctx.runtime.config.models
     route_ = models.get(ctx.public_model)
     if route_ is not None and route_.pool == pool:
         return ctx.public_model
@@ -161,13 +165,13 @@ async def _generate(request: web.Request, state: GatewayState, ctx: RequestConte
                     pools: tuple[str, ...]) -> web.StreamResponse:
     """Try the route's pools in order: a failure before the first byte, or a refusal by a smaller model,
     escalates to the next one."""
-    runtime = state.runtime.current
+    runtime = ctx.runtime
     sent = time.perf_counter()
     for i, pool_name in enumerate(pools):
         last = i == len(pools) - 1
         ctx.pool = pool_name
         body = ctx.body
-        served = _served_name(state, ctx, pool_name)
+        served = _served_name(ctx, pool_name)
         if body.get("model") != served:
             body = {**body, "model": served}
         backend_request = BackendRequest(endpoint=ctx.endpoint, body=body, stream=ctx.stream,  # type: ignore[arg-type]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
+    from gateway.runtime import Runtime
     from policies.schema import Tenant
 
 
@@ -24,6 +25,8 @@ class RequestContext:
     """The body as it will be sent: budgets may shorten it, routing may rename its model."""
     request_body: dict[str, Any] = field(default_factory=dict)
     """The client's own body, untouched: what the cache keys on."""
+    runtime: Runtime = None  # type: ignore[assignment]
+    """The policy and pools this request runs on, from start to finish (reloads swap the next one)."""
     tenant_id: str = ""
     tenant: Tenant | None = None
     key_name: str = ""

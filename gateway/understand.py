@@ -94,8 +94,8 @@ async def classify(state: GatewayState, ctx: RequestContext) -> None:
     ctx.response_headers["x-switchyard-class"] = result.label
 
 
-def route(state: GatewayState, request: web.Request, ctx: RequestContext) -> RouteDecision:
-    runtime = state.runtime.current
+def route(request: web.Request, ctx: RequestContext) -> RouteDecision:
+    runtime = ctx.runtime
     tenant = ctx.tenant
     assert tenant is not None
     try:
