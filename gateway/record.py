@@ -2,24 +2,38 @@
 
 from __future__ import annotations
 
+import functools
+
 from gateway import metrics
 from gateway.context import RequestContext
 from gateway.logs import log
 
 
+@functools.lru_cache(maxsize=4096)
+def _series(tenant: str, model: str, status: int):
+    """The labelled children one (tenant, model, status) records into, resolved once: `labels()` takes a
+    lock and builds tuples, which on the hot path costs more than the increments themselves."""
+    return (metrics.REQUESTS.labels(tenant, model, str(status)), metrics.TTFT.labels(tenant, model),
+            metrics.TTLT.labels(tenant, model), metrics.TOKENS.labels(tenant, model, "prompt"),
+            metrics.TOKENS.labels(tenant, model, "completion"))
+
+
 def record(state, ctx: RequestContext) -> None:
     total = ctx.elapsed()
-    tenant, model = ctx.tenant_id or "-", ctx.public_model or "-"
+    # Only a model name the policy resolved becomes a label: a client's unknown names would otherwise
+    # grow the metric series without bound.
+    tenant, model = ctx.tenant_id or "-", ctx.public_model if ctx.pool else "-"
     status = ctx.status or 500
-    metrics.REQUESTS.labels(tenant, model, str(status)).inc()
+    requests, ttft, ttlt, prompt, completion = _series(tenant, model, status)
+    requests.inc()
     if ctx.ttft is not None and status == 200:
-        metrics.TTFT.labels(tenant, model).observe(ctx.ttft)
-        metrics.TTLT.labels(tenant, model).observe(ctx.ttlt or total)
+        ttft.observe(ctx.ttft)
+        ttlt.observe(ctx.ttlt or total)
     prompt_tokens = ctx.usage_prompt_tokens if ctx.usage_prompt_tokens is not None else ctx.prompt_tokens
     if prompt_tokens:
-        metrics.TOKENS.labels(tenant, model, "prompt").inc(prompt_tokens)
+        prompt.inc(prompt_tokens)
     if ctx.completion_tokens:
-        metrics.TOKENS.labels(tenant, model, "completion").inc(ctx.completion_tokens)
+        completion.inc(ctx.completion_tokens)
     overhead = total - ctx.upstream_seconds
     metrics.OVERHEAD.observe(overhead if overhead > 0 else 0.0)
     if not state.log_requests:
