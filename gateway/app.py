@@ -130,6 +130,8 @@ def create_app(runtime: RuntimeManager, limiter: RateLimiter, cache: CacheServic
     state = GatewayState(runtime=runtime, limiter=limiter, log_requests=log_requests, cache=cache)
     state.services["ratelimit"] = limiter
     state.services["models"] = state.models
+    # Compression's few-shot and embedding scorers reuse the gateway's encoder once it is loaded.
+    state.models.on_loaded.append(lambda models: setattr(state, "embed", models.encoder.embed_many))
     if cache is not None:
         state.services["cache"] = cache
         state.models.on_loaded.append(lambda models: setattr(cache, "encoder", models.encoder))

@@ -39,11 +39,19 @@ class GatewayState:
     embed: Callable[[list[str]], np.ndarray] | None = None
     """The shared sentence encoder (sync, for worker threads), when one is loaded."""
 
+    _compressors: dict[tuple[int, int], Compressor] = field(default_factory=dict)
+
     def compressor(self, budgets: Budgets, counter: TokenCounter) -> Compressor | None:
-        """A compressor only for tenants whose policy compresses (it is used off the event loop)."""
+        """A compressor only for tenants whose policy compresses (it is used off the event loop). One per
+        (policy section, tokenizer), kept so its embedding cache stays warm across requests; a reload
+        makes new policy objects and so new compressors."""
         if budgets.on_input_over != "compress":
             return None
-        return Compressor(budgets.compression, counter, embed=self.embed)
+        key = (id(budgets.compression), id(counter))
+        found = self._compressors.get(key)
+        if found is None or found.config is not budgets.compression:
+            found = self._compressors[key] = Compressor(budgets.compression, counter, embed=self.embed)
+        return found
 
 
 STATE = web.AppKey("switchyard_state", GatewayState)
