@@ -200,6 +200,7 @@ def _plot(rows: list[dict], path: Path) -> None:
         ax.bar([i - 0.2 for i in x], [r["direct"][key] for r in rows], 0.4, label="direct")
         ax.bar([i + 0.2 for i in x], [r["gateway"][key] for r in rows], 0.4, label="through gateway")
         ax.set_xticks(list(x), labels)
+        ax.set_yscale("log")  # direct and proxied differ by an order of magnitude or more
         ax.set_title(title)
         ax.legend()
     fig.suptitle("Switchyard proxy overhead (gateway on one core)")
