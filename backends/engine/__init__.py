@@ -22,7 +22,7 @@ from backends.engine.engine import Engine, RequestHandle
 from backends.engine.loader import LoadedModel, ModelLoadError, check_pair, load_model
 from backends.engine.request import GenerationRequest, Submission
 from backends.engine.sampling import SamplingParams
-from backends.engine.scheduler import FifoScheduler
+from backends.engine.scheduler import SCHEDULE_MODES, FifoScheduler, make_scheduler
 from backends.engine.worker import ServedModel, Worker
 
 __all__ = [
@@ -31,12 +31,14 @@ __all__ = [
     "GenerationRequest",
     "LoadedModel",
     "ModelLoadError",
+    "SCHEDULE_MODES",
     "RequestHandle",
     "SamplingParams",
     "ServedModel",
     "Submission",
     "Worker",
     "build_engine",
+    "make_scheduler",
     "load_model",
 ]
 
@@ -48,11 +50,18 @@ def build_engine(
     name: str,
     draft_name: str | None = None,
     device: str | None = None,
-    max_running: int = 4,
+    max_running: int | None = None,
+    schedule: str = "continuous",
+    step_token_budget: int = 256,
+    batch_threshold: int = 256,
 ) -> Engine:
     """Load a target (and draft) and return an engine, not yet started, that serves `name`
     (speculative when a draft is given) and, when `draft_name` is set, the draft alone as well.
-    The draft's weights are loaded once and shared by both."""
+    The draft's weights are loaded once and shared by both. `schedule` picks the scheduling mode
+    (`fifo`, `token`, `continuous`; see docs/scheduling.md)."""
+    scheduler = make_scheduler(
+        schedule, max_running=max_running, step_token_budget=step_token_budget, batch_threshold=batch_threshold
+    )
     target = load_model(model, device=device)
     models = {}
     draft_lm = None
@@ -64,4 +73,4 @@ def build_engine(
         if draft_lm is None:
             raise ValueError("draft_name needs a draft model")
         models[draft_name] = ServedModel(name=draft_name, target=draft_lm, draft=None)
-    return Engine(models, FifoScheduler(max_running=max_running))
+    return Engine(models, scheduler)

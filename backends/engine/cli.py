@@ -26,9 +26,33 @@ def register(subparsers) -> None:
     serve.add_argument("--served-model-name", dest="name", help="public model name (default: the directory name)")
     serve.add_argument("--serve-draft-as", dest="draft_name", help="also serve the draft alone under this name")
     serve.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available)")
-    serve.add_argument("--max-running", type=int, default=4, help="requests generating at once")
+    serve.add_argument(
+        "--max-running", type=int, help="requests generating at once (default: 4 for fifo, 8 otherwise)"
+    )
+    serve.add_argument(
+        "--schedule", choices=("fifo", "token", "continuous"), default="continuous",
+        help="scheduling mode (default: continuous; see docs/scheduling.md)",
+    )
+    serve.add_argument("--step-token-budget", type=int, default=256, help="tokens one scheduler step may process")
+    serve.add_argument(
+        "--batch-threshold", type=int, default=256, help="token mode: pooled tokens that emit a micro-batch"
+    )
     serve.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     serve.set_defaults(func=_serve)
+
+    cal = commands.add_parser(
+        "calibrate",
+        help="measure prefill and decode costs for `switchyard simulate`",
+        description="Run the real engine's worker on a model pair and write the costs the simulator "
+        "uses: prefill seconds per chunk size, decode round seconds and tokens per round, tick seconds by "
+        "batch size. Defaults to the shipped models.",
+    )
+    cal.add_argument("--model", type=Path, help="target model directory (default: the shipped target)")
+    cal.add_argument("--draft", type=Path, help="draft model directory (default with the shipped target: shipped draft)")
+    cal.add_argument("--device", help="cpu, cuda ... (default: cuda when available)")
+    cal.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1, as the benchmarks)")
+    cal.add_argument("-o", "--out", type=Path, default=Path("calibration.json"))
+    cal.set_defaults(func=_calibrate)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -61,10 +85,46 @@ def _serve(args: argparse.Namespace) -> int:
             draft_name=args.draft_name,
             device=args.device,
             max_running=args.max_running,
+            schedule=args.schedule,
+            step_token_budget=args.step_token_budget,
+            batch_threshold=args.batch_threshold,
         )
     except ModelLoadError as e:
         print(f"switchyard engine: {e}", file=sys.stderr)
         return 2
+    return 0
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    import json
+
+    import torch
+
+    from backends.engine import ServedModel, check_pair, load_model
+    from backends.engine.calibrate import calibrate
+    from backends.engine.loader import ModelLoadError
+
+    torch.set_num_threads(args.threads)
+    model, draft = args.model, args.draft
+    if model is None:
+        from backends.models import bundled_models
+
+        shipped = bundled_models()
+        model, draft = shipped["target"], draft or shipped["draft"]
+    try:
+        target = load_model(model, device=args.device)
+        draft_lm = load_model(draft, device=args.device) if draft is not None else None
+        if draft_lm is not None:
+            check_pair(target, draft_lm)
+    except ModelLoadError as e:
+        print(f"switchyard engine: {e}", file=sys.stderr)
+        return 2
+    result = calibrate(ServedModel(name="m", target=target, draft=draft_lm))
+    result["model"], result["draft"] = str(model), str(draft) if draft else None
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1))
+    print(json.dumps(result, indent=1))
+    print(f"wrote {args.out}")
     return 0
 
 

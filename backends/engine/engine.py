@@ -119,19 +119,25 @@ class Engine:
     # ------------------------------------------------------------ worker thread
 
     def _loop(self) -> None:
+        # schedule() is asked once per tick: schedulers may count ticks and record their plans.
         while True:
             with self._cv:
-                while not self._stop and not self._inbox and not self.scheduler.schedule():
-                    self._report(self.scheduler.waiting, self.scheduler.running)
-                    self._cv.wait()
-                if self._stop:
-                    break
                 for sub in self._inbox:
                     self.scheduler.add(sub)
                 self._inbox.clear()
+                if self._stop:
+                    break
             for sub in self.scheduler.drop_cancelled():
                 self._close(sub, None, "cancelled")
-            for item in self.scheduler.schedule():
+            plan = self.scheduler.schedule()
+            if not plan:
+                self._report(self.scheduler.waiting, self.scheduler.running)
+                timeout = getattr(self.scheduler, "wait_timeout", None)
+                with self._cv:
+                    if not self._inbox and not self._stop:
+                        self._cv.wait(timeout() if timeout is not None else None)
+                continue
+            for item in plan:
                 self._step(item)
             self._report(self.scheduler.waiting, self.scheduler.running)
         self._abort_all()
@@ -149,13 +155,17 @@ class Engine:
                 self.scheduler.started(sub, seq)
                 item = seq
             before, was_prefill = len(seq.completion), not seq.prefilled
-            done = self.worker.step(seq)
+            chunk = getattr(self.scheduler, "prefill_chunk", None)
+            done = self.worker.step(seq, chunk(sub) if chunk is not None else None)
+            after = getattr(self.scheduler, "decode_after_prefill", None)
+            if was_prefill and seq.prefilled and not done and after is not None and after(sub):
+                done = self.worker.step(seq)  # the first round in the same step: one tick less to TTFT
         except Exception as e:  # noqa: BLE001 - one bad request must not kill the engine
             log.exception("engine step failed for request %s", sub.request.request_id)
             sub.emit(Failed(message=f"generation failed: {type(e).__name__}"))
             self._close(item, seq, "error", emit=False)
             return
-        if was_prefill:
+        if was_prefill and seq.prefilled:
             metrics.PROMPT_TOKENS.labels(model).inc(seq.prompt_len)
         new = len(seq.completion) - before
         if new:

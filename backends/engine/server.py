@@ -162,14 +162,20 @@ def serve(
     name: str | None = None,
     draft_name: str | None = None,
     device: str | None = None,
-    max_running: int = 4,
+    max_running: int | None = None,
+    schedule: str = "continuous",
+    step_token_budget: int = 256,
+    batch_threshold: int = 256,
 ) -> None:
     """Load the models (failing fast with the directory named), then serve until interrupted."""
     served_name = name or Path(model).resolve().name
-    engine = build_engine(model, draft, name=served_name, draft_name=draft_name, device=device, max_running=max_running)
+    engine = build_engine(
+        model, draft, name=served_name, draft_name=draft_name, device=device, max_running=max_running,
+        schedule=schedule, step_token_budget=step_token_budget, batch_threshold=batch_threshold,
+    )
     print(
         f"switchyard engine: serving {sorted(engine.models)} on http://{host}:{port} "
-        f"(device {next(iter(engine.models.values())).target.device})",
+        f"(device {next(iter(engine.models.values())).target.device}, schedule {schedule})",
         flush=True,
     )
     web.run_app(make_app(engine), host=host, port=port, handler_cancellation=True, print=None, access_log=None)

@@ -86,12 +86,24 @@ class SequenceState:
             return PromptLookupDrafter()
         return None  # "draft" asked of a model without one: plain decoding (validated upstream)
 
-    def prefill(self) -> None:
-        # Everything but the last prompt token; the first round feeds that one (keeps the invariant).
-        if len(self.ids) > 1:
+    @property
+    def prefill_remaining(self) -> int:
+        """Prompt tokens still to feed before decoding can start (all but the last one)."""
+        return 0 if self.prefilled else max(0, len(self.ids) - 1 - self.cache.length)
+
+    def prefill(self, max_tokens: int | None = None) -> int:
+        """Feed the next prompt chunk (everything when `max_tokens` is None); return how many
+        tokens were fed. Everything but the last prompt token goes in; the first round feeds that
+        one (keeps the invariant). A chunked prefill leaves the same cache as a whole one."""
+        end = len(self.ids) - 1
+        start = self.cache.length
+        if max_tokens is not None:
+            end = min(end, start + max(1, max_tokens))
+        if end > start:
             with self.target.lock:
-                forward(self.target, self.cache, self.ids[:-1], keep=1)
-        self.prefilled = True
+                forward(self.target, self.cache, self.ids[start:end], keep=1)
+        self.prefilled = self.cache.length >= len(self.ids) - 1
+        return max(0, end - start)
 
     def round(self) -> list[int]:
         """One target pass; returns the new tokens (accepted drafts + one target token)."""
@@ -131,11 +143,14 @@ class Worker:
     def prepare(self, sub: Submission) -> SequenceState:
         return SequenceState(sub, self.models[sub.request.model])
 
-    def step(self, seq: SequenceState) -> bool:
-        """Advance `seq`; emit its events; return True once it has finished."""
+    def step(self, seq: SequenceState, prefill_tokens: int | None = None) -> bool:
+        """Advance `seq`; emit its events; return True once it has finished. While prefilling,
+        `prefill_tokens` caps the prompt chunk fed this step (None: the whole prompt at once)."""
         emit = seq.sub.emit
         if not seq.prefilled:
-            seq.prefill()
+            seq.prefill(prefill_tokens)
+            if not seq.prefilled:
+                return False
             emit(Started(prompt_tokens=seq.prompt_len))
             seq.decode_started = time.perf_counter()
             return False
