@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from aiohttp import web
 
-from cache.render import render_body, render_events
+from cache.render import render_body, render_events, sse_bytes
 from gateway.context import RequestContext
 from gateway.understand import embed
 
@@ -56,7 +56,7 @@ async def respond_hit(request: web.Request, ctx: RequestContext, hit: Any) -> we
     await out.prepare(request)
     events = render_events(hit, ctx.endpoint, model=model, include_usage=ctx.include_usage)
     ctx.ttft = ctx.elapsed()
-    await out.write(b"".join(b"data: " + e + b"\n\n" for e in events) + b"data: [DONE]\n\n")
+    await out.write(sse_bytes(events))
     ctx.ttlt = ctx.elapsed()
     await out.write_eof()
     return out
@@ -89,20 +89,25 @@ class AnswerCollector:
         return "".join(self.parts)
 
 
-def answer_of_body(raw: bytes) -> tuple[str, str, str] | None:
-    """(text, finish_reason, model) of a complete non-streaming answer with one choice."""
+def parse_body(raw: bytes) -> dict | None:
+    """A non-streaming response body as a dict, or None when it is not a JSON object."""
     try:
         body = orjson.loads(raw)
-        choices = body["choices"]
-        if len(choices) != 1:
-            return None
-        choice = choices[0]
-        text = choice.get("text") if "text" in choice else (choice.get("message") or {}).get("content")
-        if not isinstance(text, str):
-            return None
-        return text, choice.get("finish_reason") or "", body.get("model") or ""
-    except (orjson.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError):
+    except orjson.JSONDecodeError:
         return None
+    return body if isinstance(body, dict) else None
+
+
+def answer_of(body: dict | None) -> tuple[str, str, str] | None:
+    """(text, finish_reason, model) of the first choice of a complete non-streaming answer."""
+    try:
+        choice = body["choices"][0]  # type: ignore[index]
+        text = choice.get("text") if "text" in choice else (choice.get("message") or {}).get("content")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return None
+    if not isinstance(text, str):
+        return None
+    return text, choice.get("finish_reason") or "", body.get("model") or ""  # type: ignore[union-attr]
 
 
 async def store(state: GatewayState, ctx: RequestContext, text: str, finish_reason: str, model: str) -> None:

@@ -204,27 +204,23 @@ async def _generate(request: web.Request, state: GatewayState, ctx: RequestConte
 
 
 def _refused(response: BackendResponse) -> bool:
-    try:
-        choice = orjson.loads(response.body or b"{}")["choices"][0]
-        text = choice.get("text") if "text" in choice else (choice.get("message") or {}).get("content")
-    except (orjson.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError):
-        return False
-    return isinstance(text, str) and looks_like_refusal(text)
+    answer = caching.answer_of(caching.parse_body(response.body or b"{}"))
+    return answer is not None and looks_like_refusal(answer[0])
 
 
 def _json(state: GatewayState, ctx: RequestContext, response: BackendResponse) -> web.Response:
     raw = response.body or b"{}"
     usage = response.usage
-    if usage is None:
-        try:
-            usage = orjson.loads(raw).get("usage")
-        except (orjson.JSONDecodeError, AttributeError):
-            usage = None
+    # Parsed once, and only when something needs it: the usage (if the backend did not report it) and
+    # the answer to cache.
+    parsed = caching.parse_body(raw) if usage is None or ctx.cache_store else None
+    if usage is None and parsed is not None:
+        usage = parsed.get("usage")
     _take_usage(ctx, usage)
     ctx.status = 200
     ctx.ttft = ctx.ttlt = ctx.elapsed()
     if ctx.cache_store:
-        answer = caching.answer_of_body(raw)
+        answer = caching.answer_of(parsed)
         if answer is not None:
             state.spawn(caching.store(state, ctx, *answer))
     return web.Response(body=raw, content_type="application/json", headers=ctx.response_headers)
