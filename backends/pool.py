@@ -48,15 +48,5 @@ class Pool:
         """Whether any member can take a request now (routing skips a pool that cannot)."""
         return any(m.weight > 0 and m.breaker.available() for m in self.members)
 
-    def record_stream_failure(self, member_name: str) -> None:
-        """A stream that died after it started counts against its member too."""
-        for m in self.members:
-            if m.name == member_name:
-                m.breaker.record_failure()
-
-    def snapshot(self) -> list[dict]:
-        return [{"member": m.name, "weight": m.weight, "outstanding": m.backend.outstanding(),
-                 **m.breaker.snapshot()} for m in self.members]
-
     async def send(self, request: BackendRequest) -> BackendResponse:
         return await send_with_failover(self.members, request, self._rng, max_attempts=self.max_attempts)

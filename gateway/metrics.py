@@ -18,5 +18,4 @@ IN_FLIGHT = Gauge("switchyard_in_flight_requests", "Requests being handled now")
 UPSTREAM_ERRORS = Counter("switchyard_upstream_errors_total", "Backend failures", ["backend", "code"])
 OVERHEAD = Histogram("switchyard_gateway_overhead_seconds",
                      "Gateway time per request outside the backend (total minus backend time)", buckets=_OVERHEAD)
-QUEUE = Histogram("switchyard_queue_seconds", "Time a request waited for admission", ["model"], buckets=_LATENCY)
 POLICY_RELOADS = Counter("switchyard_policy_reloads_total", "Policy reload attempts", ["result"])
