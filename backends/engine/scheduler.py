@@ -18,6 +18,14 @@ from backends.engine.request import Submission
 from backends.engine.worker import SequenceState
 
 
+def _take_cancelled(waiting: deque[Submission]) -> list[Submission]:
+    """Remove and return the waiting submissions whose client has gone away."""
+    gone = [s for s in waiting if s.cancelled.is_set()]
+    for s in gone:
+        waiting.remove(s)
+    return gone
+
+
 class Scheduler(Protocol):
     def add(self, sub: Submission) -> None: ...
 
@@ -68,10 +76,7 @@ class FifoScheduler:
 
     def drop_cancelled(self) -> list[Submission]:
         """Waiting requests whose client went away never start."""
-        gone = [s for s in self._waiting if s.cancelled.is_set()]
-        for s in gone:
-            self._waiting.remove(s)
-        return gone
+        return _take_cancelled(self._waiting)
 
     def drain(self) -> list[Submission | SequenceState]:
         items = [*self._running, *self._admitted, *self._waiting]
@@ -151,10 +156,8 @@ class _ModeScheduler:
         pass
 
     def drop_cancelled(self) -> list[Submission]:
-        gone = [s for s in self._waiting if s.cancelled.is_set()]
-        for s in gone:
-            self._waiting.remove(s)
-        return gone
+        """Waiting requests whose client went away never start."""
+        return _take_cancelled(self._waiting)
 
     def drain(self) -> list[Submission | SequenceState]:
         items = [self._seq.get(s, s) for s in self._running] + list(self._waiting)
