@@ -18,6 +18,7 @@ from aiohttp import web
 from backends.base import BackendError, BackendRequest, BackendResponse, StreamInterrupted
 from backends.wire import error_body
 from gateway import caching, metrics
+from gateway.admission import Ticket
 from gateway.auth import principal_for
 from gateway.context import RequestContext
 from gateway.errors import APIError
@@ -141,8 +142,11 @@ async def _pipeline(request: web.Request, state: GatewayState, ctx: RequestConte
     ctx.pool = decision.pool
     reserve = await apply_budget(state, ctx, tenant)
     rate = await admit(state, ctx, tenant, reserve)
+    # The same estimate the tokens/min limiter reserves (prompt + the most output, per choice) is what
+    # the request holds on a backend member while it runs (gateway/admission.py).
+    ticket = Ticket(ctx.tenant_id, max(1, reserve), tenant.limits.queue_weight)
     try:
-        return await _generate(request, state, ctx, rate, decision.pools)
+        return await _generate(request, state, ctx, rate, decision.pools, ticket)
     finally:
         actual = None
         if ctx.usage_prompt_tokens is not None or ctx.completion_tokens:
@@ -162,9 +166,10 @@ def _served_name(ctx: RequestContext, pool: str) -> str:
 
 
 async def _generate(request: web.Request, state: GatewayState, ctx: RequestContext, rate: RateDecision,
-                    pools: tuple[str, ...]) -> web.StreamResponse:
+                    pools: tuple[str, ...], ticket: Ticket) -> web.StreamResponse:
     """Try the route's pools in order: a failure before the first byte, or a refusal by a smaller model,
-    escalates to the next one."""
+    escalates to the next one. Time spent waiting for admission is the request's queue time, apart from
+    the backend's."""
     runtime = ctx.runtime
     sent = time.perf_counter()
     for i, pool_name in enumerate(pools):
@@ -177,13 +182,18 @@ async def _generate(request: web.Request, state: GatewayState, ctx: RequestConte
         backend_request = BackendRequest(endpoint=ctx.endpoint, body=body, stream=ctx.stream,  # type: ignore[arg-type]
                                          request_id=ctx.request_id, want_usage=True)
         try:
-            response = await runtime.pools[pool_name].send(backend_request)
+            response = await runtime.pools[pool_name].send(backend_request, ticket)
+        except asyncio.CancelledError:
+            _queued(ctx, ticket)  # the client left, perhaps while queued
+            ctx.status, ctx.error_code = 499, "client_disconnected"
+            raise
         except BackendError as exc:
+            _queued(ctx, ticket)
             metrics.UPSTREAM_ERRORS.labels(pool_name, exc.code or "error").inc()
             if exc.retryable and not last:
                 ctx.log_fields.setdefault("escalations", []).append(f"{pool_name}: {exc.code}")
                 continue
-            ctx.upstream_seconds = time.perf_counter() - sent
+            ctx.upstream_seconds = time.perf_counter() - sent - ctx.queue_seconds
             headers = {"Retry-After": str(int(exc.retry_after + 0.999))} if exc.retry_after else None
             raise APIError(exc.status, exc.message, code=exc.code, param=exc.param, type=exc.type,
                            headers=headers) from None
@@ -192,6 +202,7 @@ async def _generate(request: web.Request, state: GatewayState, ctx: RequestConte
             ctx.log_fields.setdefault("escalations", []).append(f"{pool_name}: refused")
             continue
         break
+    _queued(ctx, ticket)
     ctx.backend, ctx.member = response.backend_name, response.member
     ctx.response_headers["x-switchyard-route"] = pool_name
     try:
@@ -200,7 +211,12 @@ async def _generate(request: web.Request, state: GatewayState, ctx: RequestConte
         return _json(state, ctx, response)
     finally:
         await response.aclose()
-        ctx.upstream_seconds = (ctx.ttlt or ctx.elapsed()) - (sent - ctx.started)
+        ctx.upstream_seconds = (ctx.ttlt or ctx.elapsed()) - (sent - ctx.started) - ctx.queue_seconds
+
+
+def _queued(ctx: RequestContext, ticket: Ticket) -> None:
+    ctx.queue_seconds = ticket.queue_seconds
+    ctx.response_headers["x-switchyard-queue-ms"] = f"{ticket.queue_seconds * 1000:.1f}"
 
 
 def _refused(response: BackendResponse) -> bool:

@@ -34,7 +34,8 @@ def record(state, ctx: RequestContext) -> None:
         prompt.inc(prompt_tokens)
     if ctx.completion_tokens:
         completion.inc(ctx.completion_tokens)
-    overhead = total - ctx.upstream_seconds
+    # Queue time is neither the backend's nor the proxy's own cost: it is reported on its own.
+    overhead = total - ctx.upstream_seconds - ctx.queue_seconds
     metrics.OVERHEAD.observe(overhead if overhead > 0 else 0.0)
     if not state.log_requests:
         return

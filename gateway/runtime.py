@@ -18,6 +18,7 @@ from pathlib import Path
 from backends.base import Backend
 from backends.pool import Pool
 from backends.upstream import OpenAIUpstream
+from gateway.admission import pool_admission
 from gateway.logs import log
 from gateway.metrics import POLICY_RELOADS
 from policies import loader
@@ -66,7 +67,8 @@ def tokenizer_of(cfg: PoolConfig) -> str | None:
 
 def build_pool(name: str, cfg: PoolConfig) -> Pool:
     members = [build_member(name, i, m, cfg) for i, m in enumerate(cfg.members)]
-    return Pool(name, members, [m.weight for m in cfg.members], cfg.max_attempts)
+    admission = pool_admission(name, cfg.admission, [m.max_outstanding_tokens for m in cfg.members])
+    return Pool(name, members, [m.weight for m in cfg.members], cfg.max_attempts, admission=admission)
 
 
 class RuntimeManager:

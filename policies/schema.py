@@ -39,6 +39,8 @@ class UpstreamMember(Strict):
     api_key_env: str | None = Field(None, description="environment variable holding the upstream's key")
     weight: float = Field(1.0, ge=0)
     max_connections: int = Field(256, ge=1)
+    max_outstanding_tokens: int | None = Field(
+        None, ge=1, description="admission cap for this member; default: the pool's admission.max_outstanding_tokens")
 
     @field_validator("url")
     @classmethod
@@ -53,6 +55,8 @@ class LocalMember(Strict):
     model: str = Field(description="HF causal LM directory, or 'bundled:target' / 'bundled:draft'")
     draft: str | None = Field(None, description="draft model directory for speculative decoding")
     weight: float = Field(1.0, ge=0)
+    max_outstanding_tokens: int | None = Field(
+        None, ge=1, description="admission cap for this member; default: the pool's admission.max_outstanding_tokens")
 
 
 def _member_kind(v: object) -> str:
@@ -66,12 +70,32 @@ Member = Annotated[
 ]
 
 
+class Admission(Strict):
+    """Gateway-side admission in front of each member of a pool (docs/admission.md). A request's tokens
+    are its prompt tokens plus the most output it may produce (max_tokens after budgets, else the
+    tenant's `limits.reserve_output_tokens`), times n."""
+
+    max_outstanding_tokens: int = Field(
+        1_000_000, ge=1, description="per member: tokens of the requests in flight on it; more wait in the queue "
+                                     "(a single request above the cap runs alone on an idle member)")
+    max_queued: int = Field(1024, ge=0, description="requests that may wait per pool; one more gets a 503 "
+                                                     "admission_queue_full (0: never queue)")
+    queue_timeout: float = Field(30.0, gt=0, description="seconds a request may wait; then a 503 "
+                                                          "admission_queue_timeout")
+    aging_tokens_per_second: float = Field(
+        100.0, ge=0, description="a waiting request's priority improves by this many tokens per second waited")
+    max_bypass: int = Field(32, ge=0, description="later arrivals that may be admitted before a waiting request; "
+                                                   "then it goes next")
+    retry_after: int = Field(1, ge=0, description="Retry-After seconds on the 503s (0: no header)")
+
+
 class Pool(Strict):
     members: list[Member] = Field(min_length=1)
     tokenizer: str | None = Field(None, description="HF tokenizer dir/name the members use, for exact token "
                                                     "counts; default: a local member's model, else an estimate")
     timeouts: Timeouts = Timeouts()
     max_attempts: int = Field(2, ge=1, le=10, description="members tried before the first byte is sent")
+    admission: Admission = Admission()
 
 
 class ModelRoute(Strict):
@@ -100,6 +124,9 @@ class Limits(Strict):
     reserve_output_tokens: int = Field(
         256, ge=0, description="output tokens reserved at admission when neither the request nor a budget bounds them"
     )
+    queue_weight: float = Field(
+        1.0, gt=0, le=1000, description="the tenant's share of a saturated pool's capacity against other tenants "
+                                        "(docs/admission.md)")
 
 
 CompressionStep = Literal["normalize", "dedupe", "fewshot", "extractive", "lm_prune", "truncate"]
@@ -143,9 +170,11 @@ class CachePolicy(Strict):
     threshold: float = Field(0.65, ge=0.0, le=1.0, description="cosine a semantic candidate must reach")
     verify: bool = Field(True, description="near-miss guard on semantic candidates (cache.guard: rules, "
                                            "then the learned verifier for unmatched words)")
-    learned_verifier: bool = Field(False, description="let the learned verifier overturn the rules' refusals "
-                                   "for unmatched words: ~4 points more paraphrase hits, but 1.9% false hits "
-                                   "on the rotated held-out set (docs/cache.md); off by default")
+    learned_verifier: bool = Field(False, description="let the learned verifier (cache.guard.learned_model: the "
+                                   "cross-encoder when cache/model/cross_encoder.safetensors exists, else the "
+                                   "trees) overturn the rules' refusals for unmatched words: the trees give ~4 "
+                                   "points more paraphrase hits but 1.9% false hits on the rotated held-out set "
+                                   "(docs/cache.md); off by default")
     ttl_seconds: int = Field(86400, ge=1)
     only_deterministic: bool = True
     max_entries: int | None = Field(None, ge=1, description="per-tenant LRU bound; default: the store's")
