@@ -159,7 +159,8 @@ async def main() -> None:
     with tqdm(total=len(sizes) * len(queries), desc="lookups", unit="q") as bar:
         for n in sizes:
             rows.append(await run_size(n, encoder, real_texts, real_vectors, queries, anchors, policy, bar))
-    print(f"\nencoder: {encoder.backend} {getattr(encoder.runtime, 'providers', '')}, threshold {policy.threshold}, "
+    print(f"\nencoder: {encoder.backend} {getattr(encoder.runtime, 'precision', '')} "
+          f"{getattr(encoder.runtime, 'providers', '')}, threshold {policy.threshold}, "
           f"guard {'on' if policy.verify else 'off'}, {args.queries} paraphrase queries per size, one at a time")
     print(f"{'entries':>9} | {'index':>5} | {'build s':>7} | {'encode p50/p99 ms':>17} | {'lookup p50/p99 ms':>17} | "
           f"{'total p50/p99 ms':>16} | {'HIT p50/p99 ms':>14} | {'hits':>7} | {'flat search p50':>15} | "

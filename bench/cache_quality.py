@@ -9,7 +9,10 @@ paraphrase and each near-miss is looked up.
 A harder variant ("rotated") stores the first paraphrase instead of the question, so near-misses
 (written as edits of the question) also differ in wording from what is cached.
 
-    python bench/cache_quality.py [--plot bench/results/cache_quality.png]
+    python bench/cache_quality.py [--plot bench/results/cache_quality.png] [--cross-encoder PATH]
+
+The opt-in rows (rules + learned verifier) use the cross-encoder when its model file exists
+(cache/model/cross_encoder.safetensors, or --cross-encoder PATH), else the gradient-boosted trees.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cache import guard, verifier_model  # noqa: E402
+from cache import cross_encoder, guard, verifier_model  # noqa: E402
 from cache.encoder import Encoder  # noqa: E402
 from cache.evalset import load_groups  # noqa: E402
 from cache.service import CacheService  # noqa: E402
@@ -80,9 +83,10 @@ async def evaluate(encoder: Encoder, split: str, thresholds: list[float], verify
     return rows
 
 
-def verifier_latency(vectors: dict[str, np.ndarray]) -> str:
+def verifier_latency(vectors: dict[str, np.ndarray]) -> list[str]:
     """Time of one guard call per (lookup, candidate) pair the index offers at the shipped threshold,
-    cold (text analysis caches cleared before each pair's first call) and warm (cached entry texts)."""
+    cold (text analysis caches cleared before each pair's first call) and warm (cached entry texts);
+    and the learned model alone on the pairs that reach it (one pair per call, as on the hit path)."""
     import time
 
     pairs = []
@@ -94,21 +98,41 @@ def verifier_latency(vectors: dict[str, np.ndarray]) -> str:
             for text in [*g.paraphrases, *(x for _, x in g.near_misses)]:
                 sims = matrix @ vectors[text]
                 pairs += [(text, stored[k]) for k in np.argsort(-sims)[:4] if sims[k] >= SHIPPED.threshold]
-    verifier_model.shared_model()
-    out = []
-    for label, clear in (("cold", True), ("warm", False)):
-        times, to_model = [], 0
-        for query, cached in pairs:
-            if clear:
-                guard.analyse.cache_clear()
-                verifier_model._surface.cache_clear()
+    model = guard.learned_model()
+    second = [(q, c) for q, c in pairs if guard.verify_rules(q, c).reason in guard.SECOND_CHANCE]
+    lines = []
+    for name, verify in (("rules only", guard.verify_rules), ("rules + learned verifier", guard.verify)):
+        out = []
+        for label, clear in (("cold", True), ("warm", False)):
+            times = []
+            for query, cached in pairs:
+                if clear:
+                    guard.analyse.cache_clear()
+                    verifier_model._surface.cache_clear()
+                started = time.perf_counter()
+                verify(query, cached)
+                times.append((time.perf_counter() - started) * 1000)
+            t = np.array(times)
+            out.append(f"{label}: p50 {np.percentile(t, 50):.3f} ms, p99 {np.percentile(t, 99):.3f} ms")
+        lines.append(f"guard latency per candidate, {name} ({len(pairs)} pairs, {len(second)} reach the model): "
+                     + "; ".join(out))
+    if model is not None and second:
+        times = []
+        for query, cached in second:
             started = time.perf_counter()
-            guard.verify(query, cached)
+            model.accepts(query, cached)
             times.append((time.perf_counter() - started) * 1000)
-            to_model += guard.verify_rules(query, cached).reason in guard.SECOND_CHANCE
         t = np.array(times)
-        out.append(f"{label}: p50 {np.percentile(t, 50):.3f} ms, p99 {np.percentile(t, 99):.3f} ms")
-    return (f"verifier latency per candidate ({len(pairs)} pairs, {to_model} reach the model): " + "; ".join(out))
+        lines.append(f"learned model alone ({model_name(model)}), per call: p50 {np.percentile(t, 50):.3f} ms, "
+                     f"p99 {np.percentile(t, 99):.3f} ms")
+    return lines
+
+
+def model_name(model) -> str:
+    if isinstance(model, cross_encoder.CrossEncoderVerifier):
+        return (f"cross-encoder, {model.meta['layers']} layers, {model.runtime}, "
+                f"{model.threads} intra-op thread(s)")
+    return "gradient-boosted trees"
 
 
 def table(rows: list[dict], title: str) -> str:
@@ -148,7 +172,11 @@ def plot(rows: list[dict], path: Path) -> None:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--plot", default="bench/results/cache_quality.png")
+    parser.add_argument("--cross-encoder", default=None, help="cross-encoder model file for the opt-in rows "
+                        f"(default: {cross_encoder.MODEL_PATH})")
     args = parser.parse_args()
+    if args.cross_encoder:
+        cross_encoder.MODEL_PATH = Path(args.cross_encoder).resolve()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     encoder = Encoder.load()
     texts = sorted({t for s in ("dev", "heldout") for g in load_groups(s)
@@ -169,7 +197,7 @@ async def main() -> None:
         print(table(sorted(sel, key=lambda r: (r["verify"], r["threshold"])),
                     f"== {split}: {len(load_groups(split))} groups, {n['paraphrases']} paraphrases, "
                     f"{n['near_misses']} near-misses =="))
-    model = verifier_model.shared_model()
+    model = guard.learned_model()
     print(f"\n== shipped default: threshold {SHIPPED.threshold}, guard {'on' if SHIPPED.verify else 'off'}, "
           f"lexical rules only (learned_verifier: {SHIPPED.learned_verifier}) ==")
     for r in rows:
@@ -179,7 +207,7 @@ async def main() -> None:
             print(f"{name:>18}: paraphrase hit {r['hit_rate']:.1%}, false hit {r['false_hit_rate']:.1%}, "
                   f"precision {r['precision']:.1%}, wrong-entry paraphrase hits {r['wrong_paraphrase_hits']}")
     print(f"\n== opt-in: threshold {SHIPPED.threshold}, rules + learned verifier "
-          f"(p >= {model.threshold if model else float('nan'):.2f}) ==")
+          f"({model_name(model) if model else 'none loaded'}, p >= {model.threshold if model else float('nan'):.3f}) ==")
     for r in rows:
         if r["threshold"] == SHIPPED.threshold and r["verify"] and not r["rules_only"]:
             name = f"{r['split']}{' (rotated)' if r['rotated'] else ''}"
@@ -192,7 +220,11 @@ async def main() -> None:
             print(f"{split:>18}: threshold-only baseline needs threshold {best['threshold']} for >=90% paraphrase hits "
                   f"({best['hit_rate']:.1%}) and then serves {best['false_hit_rate']:.1%} of near-misses "
                   f"(precision {best['precision']:.1%})")
-    print(verifier_latency(vectors))
+    if not cross_encoder.MODEL_PATH.exists():
+        print(f"(no cross-encoder model at {cross_encoder.MODEL_PATH}: train one with "
+              f"`python -m cache.train_cross_encoder`; the opt-in rows use the trees)")
+    for line in verifier_latency(vectors):
+        print(line)
     plot([r for r in rows if not r["rules_only"]], Path(args.plot))
     print(f"\nplot: {args.plot}")
 

@@ -2,7 +2,12 @@
 
 Two interchangeable runtimes compute the same vectors:
 - `OnnxRuntimeEncoder` (preferred): the graph exported by `cache.onnx_export` on onnxruntime, CUDA
-  provider when present. ~3x faster than torch for one sentence on 2 CPU threads.
+  provider when present. ~3x faster than torch for one sentence on 2 CPU threads. On the CPU it runs
+  the int8 variant by default (`SWITCHYARD_ENCODER_PRECISION=int8|fp32`): part of the MatMuls
+  dynamically quantised (`onnx_export.INT8_MATMULS`), ~20-25% less time per sentence than fp32 here,
+  cosine vs fp32 0.996 min / 0.998 mean on held-out sentences; it is used only while it agrees with
+  the fp32 graph (cosine ≥ MIN_INT8_AGREEMENT on the check sentences), which itself must agree with
+  torch (≥ 0.999). The int8 graph encodes one sentence per run, so a vector never depends on its batch.
 - `TorchEncoder` (fallback): sentence-transformers on torch, used when the export or onnxruntime fails,
   or when the exported graph disagrees with torch (cosine < 0.999).
 
@@ -25,6 +30,8 @@ from cache.batcher import MicroBatcher
 
 DIM = 384
 MIN_AGREEMENT = 0.999  # below this cosine the ONNX graph is not trusted and torch is used
+MIN_INT8_AGREEMENT = 0.98  # below this cosine (int8 vs fp32 graph, any check sentence) int8 is not used
+PRECISIONS = ("int8", "fp32")
 _CHECK_SENTENCES = [
     "What is the capital of Australia?",
     "how do i reverse a linked list in python without recursion",
@@ -43,10 +50,18 @@ def default_threads() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
 
+def default_precision() -> str:
+    value = os.environ.get("SWITCHYARD_ENCODER_PRECISION", "int8").strip().lower()
+    if value not in PRECISIONS:
+        raise ValueError(f"SWITCHYARD_ENCODER_PRECISION must be one of {PRECISIONS}, not {value!r}")
+    return value
+
+
 class OnnxRuntimeEncoder:
     name = "onnxruntime"
 
-    def __init__(self, path: Path, model: Path | None = None, threads: int | None = None) -> None:
+    def __init__(self, path: Path, model: Path | None = None, threads: int | None = None,
+                 precision: str = "fp32") -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -65,10 +80,22 @@ class OnnxRuntimeEncoder:
         providers = [p for p in ("CUDAExecutionProvider", "CPUExecutionProvider") if p in available]
         self.session = ort.InferenceSession(str(path), options, providers=providers)
         self.providers = self.session.get_providers()
+        self.precision = precision
+        self.path = path
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, DIM), np.float32)
+        if self.precision == "int8" and len(texts) > 1:
+            # Dynamic int8 quantisation scales activations per tensor, so in a padded batch a short
+            # sentence would be quantised on the scale of its longest neighbour (cosine 0.979 for "ok"
+            # beside a paragraph). One sentence per run keeps every vector independent of its batch;
+            # batching bought little here anyway (8 short sentences: 45 ms batched fp32, 48 ms int8
+            # one by one).
+            return np.concatenate([self._run([text]) for text in texts])
+        return self._run(texts)
+
+    def _run(self, texts: Sequence[str]) -> np.ndarray:
         batch = self.tokenizer.encode_batch(list(texts))
         feeds = {
             "input_ids": np.asarray([e.ids for e in batch], dtype=np.int64),
@@ -89,6 +116,7 @@ class TorchEncoder:
         self.model = onnx_export.load_sentence_transformer(model)
         self.model.max_seq_length = onnx_export.MAX_TOKENS
         self.providers = ["torch-cpu"]
+        self.precision = "fp32"
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -101,9 +129,13 @@ class TorchEncoder:
 _export_lock = threading.Lock()
 
 
-def load_runtime(prefer: str = "onnx", threads: int | None = None) -> OnnxRuntimeEncoder | TorchEncoder:
+def load_runtime(prefer: str = "onnx", threads: int | None = None,
+                 precision: str | None = None) -> OnnxRuntimeEncoder | TorchEncoder:
     """The fastest runtime that works here. Exports the ONNX file on first use and checks it against
-    torch before trusting it; any failure falls back to torch with a log line saying why."""
+    torch before trusting it; any failure falls back to torch with a log line saying why. With
+    precision "int8" (the default on the CPU) the int8 variant is derived from the fp32 file at first
+    use and checked against it; if that fails the fp32 graph is used."""
+    precision = precision or default_precision()
     if prefer == "onnx":
         try:
             with _export_lock:
@@ -119,10 +151,33 @@ def load_runtime(prefer: str = "onnx", threads: int | None = None) -> OnnxRuntim
                     if agree < MIN_AGREEMENT:
                         path.unlink(missing_ok=True)
                         raise RuntimeError(f"ONNX export disagrees with torch (min cosine {agree:.5f})")
+                if precision == "int8" and "CUDAExecutionProvider" not in runtime.providers:
+                    runtime = _int8_runtime(runtime, threads) or runtime
             return runtime
         except Exception as exc:  # noqa: BLE001 - any failure here means: use torch
             log.warning("encoder.onnx_unavailable", error=repr(exc))
     return TorchEncoder(threads=threads)
+
+
+def _int8_runtime(fp32: OnnxRuntimeEncoder, threads: int | None) -> OnnxRuntimeEncoder | None:
+    """The int8 variant of `fp32`'s graph (quantised on first use), or None when it cannot be made or
+    disagrees with the fp32 graph."""
+    path = onnx_export.int8_path(fp32.path)
+    try:
+        fresh = not path.exists()
+        if fresh:
+            log.info("encoder.onnx_quantize", path=str(path))
+            onnx_export.quantize(fp32.path, path)
+        runtime = OnnxRuntimeEncoder(path, threads=threads, precision="int8")
+        if fresh:
+            agree = min(onnx_export.agreement(runtime.encode([text]), fp32.encode([text])) for text in _CHECK_SENTENCES)
+            if agree < MIN_INT8_AGREEMENT:
+                path.unlink(missing_ok=True)
+                raise RuntimeError(f"int8 graph disagrees with fp32 (min cosine {agree:.5f})")
+        return runtime
+    except Exception as exc:  # noqa: BLE001 - any failure here means: stay on fp32
+        log.warning("encoder.int8_unavailable", error=repr(exc))
+        return None
 
 
 class Encoder:
@@ -136,8 +191,9 @@ class Encoder:
         self._batcher = MicroBatcher(runtime.encode, max_batch=max_batch, max_wait_s=max_wait_ms / 1000)
 
     @classmethod
-    def load(cls, prefer: str = "onnx", threads: int | None = None, **batching) -> Encoder:
-        return cls(load_runtime(prefer, threads), **batching)
+    def load(cls, prefer: str = "onnx", threads: int | None = None, precision: str | None = None,
+             **batching) -> Encoder:
+        return cls(load_runtime(prefer, threads, precision), **batching)
 
     @property
     def backend(self) -> str:

@@ -18,8 +18,9 @@ both texts were analysed — the analysis is cached per text):
 8. light swap  — "largest *city*" vs "largest *country*": light words may be added, never swapped.
 
 Checks 1–6 are hard vetoes. A pair refused only by 7–8 (unmatched words) gets a second chance from a
-small learned verifier (`cache.verifier_model`: gradient-boosted trees over pair features, calibrated on
-the dev split); `verify_rules` is the rules alone.
+small learned verifier: the fine-tuned cross-encoder (`cache.cross_encoder`) when its model file
+`cache/model/cross_encoder.safetensors` is present, else the gradient-boosted trees over pair features
+(`cache.verifier_model`); both are calibrated on the dev split. `verify_rules` is the rules alone.
 
 The guard errs towards refusing: a refused paraphrase costs one upstream call, a wrong hit costs a
 wrong answer. `verify(query, cached)` is symmetric in intent but reports the first failing check.
@@ -365,20 +366,30 @@ SECOND_CHANCE = frozenset({"terms", "light"})
 
 def verify(query: str, cached: str) -> Verdict:
     """May the answer cached for `cached` be served for `query`? The rules first; a pair they refuse
-    only for unmatched words (`terms`, `light`) goes to the learned verifier (cache.verifier_model),
+    only for unmatched words (`terms`, `light`) goes to the learned verifier (`learned_model()`),
     which accepts it above its calibrated threshold. Without a loadable model the rules decide alone."""
     verdict = verify_rules(query, cached)
     if verdict.ok or verdict.reason not in SECOND_CHANCE:
         return verdict
-    from cache import verifier_model
-
-    model = verifier_model.shared_model()
+    model = learned_model()
     if model is None:
         return verdict
     ok, p = model.accepts(query, cached)
     if ok:
         return Verdict(True, None, f"model p={p:.3f} ({verdict.detail})")
     return Verdict(False, verdict.reason, f"{verdict.detail}; model p={p:.3f}")
+
+
+def learned_model():
+    """The second-chance model: the cross-encoder if its file is there and loads, else the trees; None
+    if neither loads. Either has `accepts(query, cached) -> (ok, p)` and a `threshold`."""
+    from cache import cross_encoder, verifier_model
+
+    if cross_encoder.MODEL_PATH.exists():
+        model = cross_encoder.shared_model()
+        if model is not None:
+            return model
+    return verifier_model.shared_model()
 
 
 def verify_rules(query: str, cached: str) -> Verdict:

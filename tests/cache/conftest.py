@@ -17,7 +17,7 @@ def encoder() -> Encoder:
 
 @pytest.fixture
 def policy() -> CachePolicy:
-    return CachePolicy(threshold=0.7)
+    return CachePolicy(threshold=0.65)
 
 
 def chat(text: str, *, system: str | None = "You are a helpful assistant.", model: str = "m", **params) -> dict:
