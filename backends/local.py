@@ -10,6 +10,7 @@ stops the engine after the last backend's `aclose()`.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -18,7 +19,16 @@ from typing import Any
 
 from backends import wire
 from backends.base import Backend, BackendError, BackendRequest, BackendResponse, StreamInterrupted
-from backends.engine import Engine, FifoScheduler, LoadedModel, ServedModel, check_pair, load_model
+from backends.engine import (
+    DEFAULT_SPEC_K_UNDER_LOAD,
+    DEFAULT_SPEC_MAX_BATCH,
+    Engine,
+    LoadedModel,
+    ServedModel,
+    check_pair,
+    load_model,
+    make_scheduler,
+)
 from backends.engine.openai_api import InvalidRequest, parse_request
 from backends.engine.responses import GenerationFailed, Meta, collect, stream_chunks, wait_started
 
@@ -49,14 +59,63 @@ def resolve_model_dir(value: str | Path) -> Path:
     return Path(text).expanduser().resolve()
 
 
+@dataclass(frozen=True, slots=True)
+class EngineOptions:
+    """Scheduling options of the in-process engine, as `switchyard engine serve` takes them
+    (docs/scheduling.md). From the environment: SWITCHYARD_ENGINE_SCHEDULE (fifo, token,
+    continuous), SWITCHYARD_ENGINE_MAX_RUNNING, SWITCHYARD_ENGINE_STEP_TOKEN_BUDGET,
+    SWITCHYARD_ENGINE_BATCH_THRESHOLD, SWITCHYARD_ENGINE_SPEC_MAX_BATCH (-1: always speculate
+    freely), SWITCHYARD_ENGINE_SPEC_K_UNDER_LOAD."""
+
+    schedule: str = "continuous"
+    max_running: int | None = None
+    step_token_budget: int = 256
+    batch_threshold: int = 256
+    spec_max_batch: int | None = DEFAULT_SPEC_MAX_BATCH
+    spec_k_under_load: int = DEFAULT_SPEC_K_UNDER_LOAD
+
+    @classmethod
+    def from_env(cls, env=os.environ, settings: Any = None) -> EngineOptions:
+        """`settings` (the policy's `server.local_engine`) wins field by field over the environment."""
+
+        def pick(field: str, key: str, default):
+            value = getattr(settings, field, None) if settings is not None else None
+            if value is not None:
+                return value
+            text = env.get(key, "").strip()
+            if not text:
+                return default
+            if field == "schedule":
+                return text
+            try:
+                return int(text)
+            except ValueError:
+                raise ValueError(f"{key}={text!r} is not an integer") from None
+
+        spec = pick("spec_max_batch", "SWITCHYARD_ENGINE_SPEC_MAX_BATCH", DEFAULT_SPEC_MAX_BATCH)
+        return cls(
+            schedule=pick("schedule", "SWITCHYARD_ENGINE_SCHEDULE", "continuous"),
+            max_running=pick("max_running", "SWITCHYARD_ENGINE_MAX_RUNNING", None),
+            step_token_budget=pick("step_token_budget", "SWITCHYARD_ENGINE_STEP_TOKEN_BUDGET", 256),
+            batch_threshold=pick("batch_threshold", "SWITCHYARD_ENGINE_BATCH_THRESHOLD", 256),
+            spec_max_batch=None if spec is not None and spec < 0 else spec,
+            spec_k_under_load=max(0, pick("spec_k_under_load", "SWITCHYARD_ENGINE_SPEC_K_UNDER_LOAD",
+                                          DEFAULT_SPEC_K_UNDER_LOAD)),
+        )
+
+
 class EngineHost:
     """One engine per process for all in-process backends, with a cache of loaded directories."""
 
-    def __init__(self) -> None:
+    def __init__(self, options: EngineOptions | None = None) -> None:
         self._lock = threading.Lock()
         self._users = 0
         self._loaded: dict[tuple[Path, str | None], LoadedModel] = {}
-        self.engine = Engine({}, FifoScheduler())
+        self.options = options or EngineOptions.from_env()
+        o = self.options
+        scheduler = make_scheduler(o.schedule, max_running=o.max_running, step_token_budget=o.step_token_budget,
+                                   batch_threshold=o.batch_threshold)
+        self.engine = Engine({}, scheduler, spec_max_batch=o.spec_max_batch, spec_k_under_load=o.spec_k_under_load)
 
     def _load(self, path: Path, device: str | None) -> LoadedModel:
         key = (path, device)
@@ -98,6 +157,17 @@ def engine_host() -> EngineHost:
     with _host_lock:
         if _host is None:
             _host = EngineHost()
+        return _host
+
+
+def configure_engine_host(options: EngineOptions) -> EngineHost:
+    """Set the process's engine options before the first local backend starts. The engine is
+    process-wide and built once: a later call with other options (a policy reload) keeps the running
+    engine and its options, and says so by returning it unchanged."""
+    global _host
+    with _host_lock:
+        if _host is None or (_host._users == 0 and _host.options != options):
+            _host = EngineHost(options)
         return _host
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from backends.engine.worker import DEFAULT_SPEC_K_UNDER_LOAD, DEFAULT_SPEC_MAX_BATCH  # noqa: E402
 from backends.traces import replay as rp  # noqa: E402
 from backends.traces.synth import synth  # noqa: E402
 
@@ -39,7 +40,8 @@ def free_port() -> int:
 def start_engine(mode: str, port: int, args) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "backends.engine.cli", "engine", "serve", "--schedule", mode, "--port", str(port),
            "--device", "cpu", "--threads", "1", "--step-token-budget", str(args.step_token_budget),
-           "--max-running", str(args.max_running)]
+           "--max-running", str(args.max_running), "--spec-max-batch", str(args.spec_max_batch),
+           "--spec-k-under-load", str(args.spec_k_under_load)]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -63,6 +65,12 @@ def main() -> int:
     ap.add_argument("--modes", default="fifo,token,continuous")
     ap.add_argument("--step-token-budget", type=int, default=256)
     ap.add_argument("--max-running", type=int, default=8, help="same for every mode (fifo: the batch size)")
+    ap.add_argument("--spec-max-batch", type=int, default=DEFAULT_SPEC_MAX_BATCH,
+                    help="engine: speculate only in steps with at most N decoding sequences (-1: always)")
+    ap.add_argument("--spec-k-under-load", type=int, default=DEFAULT_SPEC_K_UNDER_LOAD,
+                    help="engine: above --spec-max-batch, the most drafts per sequence and step (0: off)")
+    ap.add_argument("--saturate", type=float, default=0.0,
+                    help="also replay the trace this many times faster (over capacity) to compare throughput; 0: skip")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     args = ap.parse_args()
 
@@ -90,18 +98,27 @@ def main() -> int:
 
     torch.set_num_threads(1)
     shipped = bundled_models()
-    cal = calibrate(ServedModel("m", load_model(shipped["target"], device="cpu"), load_model(shipped["draft"], device="cpu")))
-    print(f"calibration: prefill {cal['prefill_fixed_s'] * 1000:.2f} ms + {cal['prefill_per_token_s'] * 1e6:.1f} us/token, "
-          f"decode round {cal['decode_round_s'] * 1000:.2f} ms, {cal['tokens_per_round']:.2f} tokens/round")
-    predicted = {m: simulate(records, cal, m, step_token_budget=args.step_token_budget, max_running=args.max_running)[1]
+    cal = calibrate(k_under_load=args.spec_k_under_load, served=ServedModel("m", load_model(shipped["target"], device="cpu"), load_model(shipped["draft"], device="cpu")))
+    print(f"calibration: prefill {cal['prefill_fixed_s'] * 1000:.2f} ms + {cal['prefill_per_token_s'] * 1e6:.1f} us/token; "
+          f"batched decode step ms (tokens/s) by batch size, speculation adaptive k | k <= {cal['k_under_load']} | off:")
+    for b in cal["step_seconds_by_batch"]["spec"]:
+        print(f"  B={b:>2}: " + " | ".join(f"{cal['step_seconds_by_batch'][k][b] * 1000:6.2f} ms ({cal['decode_tokens_per_second_by_batch'][k][b]:6.1f})"
+                                          for k in ("spec", "capped", "plain")))
+    spec_max_batch = None if args.spec_max_batch < 0 else args.spec_max_batch
+    predicted = {m: simulate(records, cal, m, step_token_budget=args.step_token_budget, max_running=args.max_running,
+                             spec_max_batch=spec_max_batch, spec_k_under_load=args.spec_k_under_load)[1]
                  for m in args.modes.split(",")}
-    summaries, runs = {}, {}
+    summaries, runs, saturated = {}, {}, {}
     for mode in args.modes.split(","):
         port = free_port()
         proc = start_engine(mode, port, args)
         try:
             results, summary = asyncio.run(rp.replay(records, f"http://127.0.0.1:{port}", model="large",
                                                      extra={"ignore_eos": True}, progress=sys.stderr.isatty()))
+            if args.saturate > 0:  # the same trace, arrivals compressed: the engine is the bottleneck
+                _, saturated[mode] = asyncio.run(rp.replay(records, f"http://127.0.0.1:{port}", model="large",
+                                                           time_scale=args.saturate, extra={"ignore_eos": True},
+                                                           progress=False))
         finally:
             proc.terminate()
             proc.wait(30)
@@ -125,6 +142,15 @@ def main() -> int:
             rt = f"{s['tokens_per_second'] / base['tokens_per_second']:.2f}x"
         print(f"{mode:<12}{o['ttft_p50_ms']:>12.1f}{o['ttft_p99_ms']:>12.1f}{o['e2e_p50_ms']:>12.1f}"
               f"{s['tokens_per_second']:>10.1f}{r50:>13}{r99:>13}{rt:>15}{o['errors']:>8}")
+    if saturated:
+        print()
+        print(f"saturated: the same trace {args.saturate:g}x faster (arrivals over {records[-1].t / args.saturate:.1f} s), "
+              "throughput when the engine is the bottleneck:")
+        print(f"{'mode':<12}{'tokens/s':>10}{'tok/s vs fifo':>15}{'TTFT p50 ms':>13}{'TTFT p99 ms':>13}{'errors':>8}")
+        for mode, s in saturated.items():
+            rt = f"{s['tokens_per_second'] / saturated['fifo']['tokens_per_second']:.2f}x" if "fifo" in saturated else "-"
+            o = s["overall"]
+            print(f"{mode:<12}{s['tokens_per_second']:>10.1f}{rt:>15}{o['ttft_p50_ms']:>13.1f}{o['ttft_p99_ms']:>13.1f}{o['errors']:>8}")
     print()
     print("simulator (switchyard simulate, calibrated above) vs measured, same trace:")
     print(f"{'mode':<12}{'TTFT p50 sim/real':>22}{'TTFT p99 sim/real':>22}{'e2e p50 sim/real':>22}{'tok/s sim/real':>18}")
@@ -139,7 +165,8 @@ def main() -> int:
         print(f"  {mode:<11} {cells}")
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "batching.json").write_text(json.dumps({"args": vars(args) | {"out": str(args.out)}, "calibration": cal,
-                                                         "summaries": summaries, "simulated": predicted}, indent=1))
+                                                         "summaries": summaries, "saturated": saturated,
+                                                         "simulated": predicted}, indent=1))
     pngs = rp.plot(runs, args.out, prefix="batching")
     print("wrote", args.out / "batching.json", *pngs)
     return 0

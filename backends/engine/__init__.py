@@ -23,9 +23,11 @@ from backends.engine.loader import LoadedModel, ModelLoadError, check_pair, load
 from backends.engine.request import GenerationRequest, Submission
 from backends.engine.sampling import SamplingParams
 from backends.engine.scheduler import SCHEDULE_MODES, FifoScheduler, make_scheduler
-from backends.engine.worker import ServedModel, Worker
+from backends.engine.worker import DEFAULT_SPEC_K_UNDER_LOAD, DEFAULT_SPEC_MAX_BATCH, ServedModel, Worker
 
 __all__ = [
+    "DEFAULT_SPEC_K_UNDER_LOAD",
+    "DEFAULT_SPEC_MAX_BATCH",
     "Engine",
     "FifoScheduler",
     "GenerationRequest",
@@ -54,11 +56,15 @@ def build_engine(
     schedule: str = "continuous",
     step_token_budget: int = 256,
     batch_threshold: int = 256,
+    spec_max_batch: int | None = DEFAULT_SPEC_MAX_BATCH,
+    spec_k_under_load: int = DEFAULT_SPEC_K_UNDER_LOAD,
 ) -> Engine:
     """Load a target (and draft) and return an engine, not yet started, that serves `name`
     (speculative when a draft is given) and, when `draft_name` is set, the draft alone as well.
     The draft's weights are loaded once and shared by both. `schedule` picks the scheduling mode
-    (`fifo`, `token`, `continuous`; see docs/scheduling.md)."""
+    (`fifo`, `token`, `continuous`; see docs/scheduling.md); speculation is turned down (at most
+    `spec_k_under_load` drafts, 0: off) in steps with more than `spec_max_batch` decoding sequences
+    (None: never)."""
     scheduler = make_scheduler(
         schedule, max_running=max_running, step_token_budget=step_token_budget, batch_threshold=batch_threshold
     )
@@ -73,4 +79,4 @@ def build_engine(
         if draft_lm is None:
             raise ValueError("draft_name needs a draft model")
         models[draft_name] = ServedModel(name=draft_name, target=draft_lm, draft=None)
-    return Engine(models, scheduler)
+    return Engine(models, scheduler, spec_max_batch=spec_max_batch, spec_k_under_load=spec_k_under_load)

@@ -37,6 +37,14 @@ def register(subparsers) -> None:
     serve.add_argument(
         "--batch-threshold", type=int, default=256, help="token mode: pooled tokens that emit a micro-batch"
     )
+    serve.add_argument(
+        "--spec-max-batch", type=int, default=None,
+        help="speculate freely (adaptive k) only in steps with at most N decoding sequences (default: 4; -1: always)",
+    )
+    serve.add_argument(
+        "--spec-k-under-load", type=int, default=None,
+        help="above --spec-max-batch: the most drafts per sequence and step (default: 0, no speculation)",
+    )
     serve.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     serve.set_defaults(func=_serve)
 
@@ -88,11 +96,27 @@ def _serve(args: argparse.Namespace) -> int:
             schedule=args.schedule,
             step_token_budget=args.step_token_budget,
             batch_threshold=args.batch_threshold,
+            spec_max_batch=_spec_max_batch(args.spec_max_batch),
+            spec_k_under_load=_spec_k_under_load(args.spec_k_under_load),
         )
     except ModelLoadError as e:
         print(f"switchyard engine: {e}", file=sys.stderr)
         return 2
     return 0
+
+
+def _spec_max_batch(value: int | None) -> int | None:
+    from backends.engine.worker import DEFAULT_SPEC_MAX_BATCH
+
+    if value is None:
+        return DEFAULT_SPEC_MAX_BATCH
+    return None if value < 0 else value
+
+
+def _spec_k_under_load(value: int | None) -> int:
+    from backends.engine.worker import DEFAULT_SPEC_K_UNDER_LOAD
+
+    return DEFAULT_SPEC_K_UNDER_LOAD if value is None else max(0, value)
 
 
 def _calibrate(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ from typing import Protocol
 import torch
 
 from backends.engine.loader import LoadedModel
-from backends.engine.runner import SequenceCache, forward
+from backends.engine.runner import Row, SequenceCache, forward_batch
 from backends.engine.sampling import SamplingParams, probs, sample
 
 
@@ -62,27 +62,7 @@ class ModelDrafter:
         return q
 
     def propose(self, ids, k, params, gen):
-        k = min(k, self.lm.context_length - len(ids))
-        if k <= 0:
-            return [], None
-        feed = ids[len(self.tokens) :]
-        out: list[int] = []
-        qs: list[torch.Tensor] = []
-        with self.lm.lock:
-            logits = forward(self.lm, self.cache, feed, keep=1)[-1]
-            self.tokens.extend(feed)
-            for i in range(k):
-                if params.greedy:
-                    x = int(logits[: self.target_vocab].argmax())
-                else:
-                    q = self._dist(logits, params)
-                    x = sample(q, gen)
-                    qs.append(q)
-                out.append(x)
-                if i + 1 < k:  # the last draft is never fed: the target checks it
-                    logits = forward(self.lm, self.cache, [x], keep=1)[-1]
-                    self.tokens.append(x)
-        return out, (torch.stack(qs) if qs else None)
+        return propose_batch([(self, ids, k, params, gen)])[0]
 
     def commit(self, ids):
         # Always leave the last token unfed, so the next proposal has something to feed.
@@ -127,3 +107,45 @@ class PromptLookupDrafter:
         if len(ids) - 1 < self.indexed:  # never happens in the engine (ids only grow); be safe
             self.index.clear()
             self.indexed = 0
+
+
+def propose_batch(work: list[tuple[ModelDrafter, list[int], int, SamplingParams, torch.Generator]]) -> list[tuple[list[int], torch.Tensor | None]]:
+    """`ModelDrafter.propose` for many sequences at once: each draft step is one batched forward
+    pass of the draft model over every row still drafting (rows may share one draft model only;
+    a row's drafter must not appear twice). Same proposals as proposing row by row."""
+    out: list[tuple[list[int], torch.Tensor | None]] = [([], None)] * len(work)
+    by_lm: dict[int, list[int]] = {}
+    ks = []
+    for i, (d, ids, k, _, _) in enumerate(work):
+        k = min(k, d.lm.context_length - len(ids))
+        ks.append(k)
+        if k > 0:
+            by_lm.setdefault(id(d.lm), []).append(i)
+    for rows in by_lm.values():
+        lm = work[rows[0]][0].lm
+        toks: dict[int, list[int]] = {i: [] for i in rows}
+        qs: dict[int, list[torch.Tensor]] = {i: [] for i in rows}
+        feeds = {i: work[i][1][len(work[i][0].tokens):] for i in rows}
+        active = list(rows)
+        with lm.lock:
+            while active:
+                logits = forward_batch(lm, [Row(work[i][0].cache, feeds[i], 1) for i in active])
+                nxt = []
+                for i, lg in zip(active, logits, strict=True):
+                    d, _, _, params, gen = work[i]
+                    d.tokens.extend(feeds[i])
+                    lg = lg[-1]
+                    if params.greedy:
+                        x = int(lg[: d.target_vocab].argmax())
+                    else:
+                        q = d._dist(lg, params)
+                        x = sample(q, gen)
+                        qs[i].append(q)
+                    toks[i].append(x)
+                    if len(toks[i]) < ks[i]:  # the last draft is never fed: the target checks it
+                        feeds[i] = [x]
+                        nxt.append(i)
+                active = nxt
+        for i in rows:
+            out[i] = (toks[i], torch.stack(qs[i]) if qs[i] else None)
+    return out

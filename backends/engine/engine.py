@@ -1,5 +1,5 @@
 """The engine core: a loop in one worker thread that asks the scheduler what to run and has the
-worker run it. The asyncio side only submits requests and reads their events; model work never
+worker run it, one batched step per scheduler tick. The asyncio side only submits requests and reads their events; model work never
 touches the event loop.
 """
 
@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator
 
 from backends.engine import metrics
 from backends.engine.request import Event, Failed, Finished, GenerationRequest, Submission
-from backends.engine.scheduler import FifoScheduler, Scheduler
-from backends.engine.worker import SequenceState, ServedModel, Worker
+from backends.engine.scheduler import Scheduler, make_scheduler
+from backends.engine.worker import SequenceState, ServedModel, StepItem, Worker
 
 log = logging.getLogger("switchyard.engine")
 
@@ -54,10 +54,11 @@ class RequestHandle:
 
 
 class Engine:
-    def __init__(self, models: dict[str, ServedModel], scheduler: Scheduler | None = None) -> None:
+    def __init__(self, models: dict[str, ServedModel], scheduler: Scheduler | None = None,
+                 spec_max_batch: int | None = None, spec_k_under_load: int = 0) -> None:
         self.models = models
-        self.worker = Worker(models)
-        self.scheduler = scheduler or FifoScheduler()
+        self.worker = Worker(models, spec_max_batch=spec_max_batch, spec_k_under_load=spec_k_under_load)
+        self.scheduler = scheduler or make_scheduler("continuous")
         self._inbox: list[Submission] = []
         self._cv = threading.Condition()
         self._stop = False
@@ -137,44 +138,60 @@ class Engine:
                     if not self._inbox and not self._stop:
                         self._cv.wait(timeout() if timeout is not None else None)
                 continue
-            for item in plan:
-                self._step(item)
+            self.run_step(plan)
             self._report(self.scheduler.waiting, self.scheduler.running)
         self._abort_all()
 
     def _step(self, item: Submission | SequenceState) -> None:
-        sub = item if isinstance(item, Submission) else item.sub
-        seq = item if isinstance(item, SequenceState) else None
-        if sub.cancelled.is_set():
-            self._close(item, seq, "cancelled")
-            return
-        model = self._label(sub)
-        try:
+        """A step of one item (kept for callers that step items one by one)."""
+        self.run_step([item])
+
+    def run_step(self, plan: list[Submission | SequenceState]) -> None:
+        """Run one scheduler tick: every planned item in one batched worker step."""
+        items: list[StepItem] = []
+        chunk = getattr(self.scheduler, "prefill_chunk", None)
+        after = getattr(self.scheduler, "decode_after_prefill", None)
+        for item in plan:
+            sub = item if isinstance(item, Submission) else item.sub
+            seq = item if isinstance(item, SequenceState) else None
+            if sub.cancelled.is_set():
+                self._close(item, seq, "cancelled")
+                continue
             if seq is None:
-                seq = self.worker.prepare(sub)
+                try:
+                    seq = self.worker.prepare(sub)
+                except Exception as e:  # noqa: BLE001 - one bad request must not kill the engine
+                    log.exception("engine could not start request %s", sub.request.request_id)
+                    sub.emit(Failed(message=f"generation failed: {type(e).__name__}"))
+                    self._close(item, None, "error", emit=False)
+                    continue
                 self.scheduler.started(sub, seq)
-                item = seq
-            before, was_prefill = len(seq.completion), not seq.prefilled
-            chunk = getattr(self.scheduler, "prefill_chunk", None)
-            done = self.worker.step(seq, chunk(sub) if chunk is not None else None)
-            after = getattr(self.scheduler, "decode_after_prefill", None)
-            if was_prefill and seq.prefilled and not done and after is not None and after(sub):
-                done = self.worker.step(seq)  # the first round in the same step: one tick less to TTFT
-        except Exception as e:  # noqa: BLE001 - one bad request must not kill the engine
-            log.exception("engine step failed for request %s", sub.request.request_id)
-            sub.emit(Failed(message=f"generation failed: {type(e).__name__}"))
-            self._close(item, seq, "error", emit=False)
+            items.append(StepItem(seq, chunk(sub) if chunk is not None else None,
+                                  bool(after(sub)) if after is not None else False))
+        if not items:
             return
-        if was_prefill and seq.prefilled:
-            metrics.PROMPT_TOKENS.labels(model).inc(seq.prompt_len)
-        new = len(seq.completion) - before
-        if new:
-            metrics.GENERATION_TOKENS.labels(model).inc(new)
-            started = self._submitted_at.pop(id(sub), None)
-            if started is not None:
-                metrics.TTFT.labels(model).observe(time.perf_counter() - started)
-        if done:
-            self._close(item, seq, seq.finished or "stop", emit=False)
+        before = [(len(it.seq.completion), not it.seq.prefilled) for it in items]
+        try:
+            dones = self.worker.step_batch(items)
+        except Exception as e:  # noqa: BLE001 - a failed step fails its sequences, not the engine
+            log.exception("engine step failed for requests %s", [it.seq.sub.request.request_id for it in items])
+            for it in items:
+                it.seq.sub.emit(Failed(message=f"generation failed: {type(e).__name__}"))
+                self._close(it.seq, it.seq, "error", emit=False)
+            return
+        for it, (n_before, was_prefill), done in zip(items, before, dones, strict=True):
+            seq, sub = it.seq, it.seq.sub
+            model = self._label(sub)
+            if was_prefill and seq.prefilled:
+                metrics.PROMPT_TOKENS.labels(model).inc(seq.prompt_len)
+            new = len(seq.completion) - n_before
+            if new:
+                metrics.GENERATION_TOKENS.labels(model).inc(new)
+                started = self._submitted_at.pop(id(sub), None)
+                if started is not None:
+                    metrics.TTFT.labels(model).observe(time.perf_counter() - started)
+            if done:
+                self._close(seq, seq, seq.finished or "stop", emit=False)
 
     def _close(self, item, seq: SequenceState | None, reason: str, emit: bool = True) -> None:
         sub = item if isinstance(item, Submission) else item.sub
@@ -183,6 +200,7 @@ class Engine:
         model = self._label(sub)
         metrics.REQUESTS.labels(model, reason).inc()
         if seq is not None:
+            seq.close()
             stats = seq.stats
             metrics.TARGET_PASSES.labels(model).inc(stats.target_passes)
             if stats.proposed:

@@ -39,6 +39,9 @@ class LoadedModel:
     supports_logits_to_keep: bool
     # One lock per model: the worker thread owns forward passes, others (tests, calibration) share it.
     lock: threading.Lock = field(default_factory=threading.Lock)
+    runner: object = None
+    """The batched forward pass (runner.BatchedGPT2), False where the architecture has none;
+    set on first use."""
 
     @property
     def vocab_size(self) -> int:

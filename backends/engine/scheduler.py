@@ -1,7 +1,7 @@
 """The scheduler decides which sequences get the next step; it runs no model code.
 
-Shaped after vLLM v1's scheduler/worker split. `FifoScheduler` (used by the in-process backend)
-admits requests in arrival order, up to `max_running` at once, and gives each running sequence one
+Shaped after vLLM v1's scheduler/worker split. `FifoScheduler` (kept for callers that build an
+`Engine` with it; the engines use `make_scheduler`) admits requests in arrival order, up to `max_running` at once, and gives each running sequence one
 step per tick in turn. The scheduling modes below (`make_scheduler`: `fifo`, `token`,
 `continuous`; docs/scheduling.md) add static batches, token-budget micro-batches, step token
 budgets and chunked prefill, and record every planned step for tests and tools.
@@ -96,10 +96,10 @@ class FifoScheduler:
 # ---------------------------------------------------------------------------------------------
 # Scheduling modes: fifo (static batches), token (token-budget micro-batches), continuous.
 #
-# These are step-interleaving policies: one tick = every planned sequence advances once, each with
-# its own forward pass (the runner keeps one KV cache per sequence; there is no stacked/padded
-# multi-sequence forward pass). What the modes change is *who* runs in a tick and *how many prompt
-# tokens* a prefilling sequence may feed in it, which is what decides head-of-line blocking.
+# One tick = one batched engine step: every planned sequence advances once, all of them in ONE
+# forward pass of the target (Worker.step_batch, runner.BatchedGPT2). What the modes change is *who*
+# runs in a tick and *how many prompt tokens* a prefilling sequence may feed in it, which decides
+# head-of-line blocking and how full each batched pass is.
 
 SCHEDULE_MODES = ("fifo", "token", "continuous")
 

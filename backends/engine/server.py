@@ -17,7 +17,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from backends import wire
-from backends.engine import Engine, build_engine
+from backends.engine import DEFAULT_SPEC_K_UNDER_LOAD, DEFAULT_SPEC_MAX_BATCH, Engine, build_engine
 from backends.engine.openai_api import InvalidRequest, parse_request
 from backends.engine.responses import GenerationFailed, Meta, collect, stream_chunks, wait_started
 
@@ -166,12 +166,15 @@ def serve(
     schedule: str = "continuous",
     step_token_budget: int = 256,
     batch_threshold: int = 256,
+    spec_max_batch: int | None = DEFAULT_SPEC_MAX_BATCH,
+    spec_k_under_load: int = DEFAULT_SPEC_K_UNDER_LOAD,
 ) -> None:
     """Load the models (failing fast with the directory named), then serve until interrupted."""
     served_name = name or Path(model).resolve().name
     engine = build_engine(
         model, draft, name=served_name, draft_name=draft_name, device=device, max_running=max_running,
         schedule=schedule, step_token_budget=step_token_budget, batch_threshold=batch_threshold,
+        spec_max_batch=spec_max_batch, spec_k_under_load=spec_k_under_load,
     )
     print(
         f"switchyard engine: serving {sorted(engine.models)} on http://{host}:{port} "

@@ -1,17 +1,21 @@
 """`switchyard simulate`: a discrete-event model of the local engine.
 
 The real scheduler classes decide (same code as the engine: admission, micro-batches, budgets,
-chunked prefill); only model execution is replaced by costs from `switchyard engine calibrate`:
-a prefill chunk of n tokens costs fixed + per_token * n, a decode round costs `decode_round_s` and
-yields `tokens_per_round` tokens on average. Steps inside a tick run one after another, as in the
-engine's single worker thread. Network and HTTP overheads are not modelled.
+chunked prefill); only model execution is replaced by costs from `switchyard engine calibrate`.
+One scheduler tick is one batched engine step: its cost is the measured batched decode step for
+the number of sequences decoding in it (with or without speculation, by the engine's
+`spec_max_batch` rule) plus per-token prefill cost for the prompt chunks riding in it; a decoding
+sequence gains the measured tokens per step for that batch size. Everything in a tick lands at the
+tick's end, as in the engine. Network and HTTP overheads are not modelled.
 """
 
 from __future__ import annotations
 
 from backends.engine.request import GenerationRequest, Submission
 from backends.engine.sampling import SamplingParams
+from backends.engine.calibrate import step_cost
 from backends.engine.scheduler import make_scheduler
+from backends.engine.worker import DEFAULT_SPEC_K_UNDER_LOAD, DEFAULT_SPEC_MAX_BATCH
 from backends.traces.format import TraceRecord, size_class
 from backends.traces.replay import Result, summarise
 
@@ -31,14 +35,14 @@ class _SimSeq:
 
 
 def simulate(records: list[TraceRecord], cal: dict, mode: str = "continuous", *, step_token_budget: int = 256,
-             batch_threshold: int = 256, max_running: int | None = None) -> tuple[list[Result], dict]:
+             batch_threshold: int = 256, max_running: int | None = None,
+             spec_max_batch: int | None = DEFAULT_SPEC_MAX_BATCH,
+             spec_k_under_load: int = DEFAULT_SPEC_K_UNDER_LOAD) -> tuple[list[Result], dict]:
     now = 0.0
     sched = make_scheduler(mode, max_running=max_running, step_token_budget=step_token_budget,
                            batch_threshold=batch_threshold)
     if hasattr(sched, "clock"):
         sched.clock = lambda: now
-    fixed, per_tok = cal["prefill_fixed_s"], cal["prefill_per_token_s"]
-    round_s, tpr = cal["decode_round_s"], max(1.0, cal["tokens_per_round"])
     results = [Result(i, r.t, r.tenant, size_class(r.n_prompt, r.max_tokens), r.n_prompt, r.max_tokens, sent=r.t)
                for i, r in enumerate(records)]
     by_sub: dict[Submission, int] = {}
@@ -59,23 +63,32 @@ def simulate(records: list[TraceRecord], cal: dict, mode: str = "continuous", *,
                                    now + wait if wait is not None else None) if t is not None]
             now = max(now, min(targets)) + 1e-9
             continue
+        decoding: list[_SimSeq] = []
+        prefill_tokens = 0
         for item in plan:
             sub = item if isinstance(item, Submission) else item.sub
             seq = item if isinstance(item, _SimSeq) else None
             if seq is None:
                 seq = _SimSeq(sub, len(sub.request.prompt_ids))
                 sched.started(sub, seq)
-            res, rec = results[by_sub[sub]], records[by_sub[sub]]
             if not seq.prefilled:
                 chunk = sched.prefill_chunk(sub)
                 n = seq.left if chunk is None else min(seq.left, max(1, chunk))
-                now += fixed + per_tok * n if n else 0.0
+                prefill_tokens += n
                 seq.left -= n
                 seq.prefilled = seq.left == 0
                 if not (seq.prefilled and sched.decode_after_prefill(sub)):
                     continue
-            now += round_s
-            seq.produced += tpr
+            decoding.append(seq)
+        if spec_max_batch is None or len(decoding) <= spec_max_batch:
+            kind = "spec"
+        else:
+            kind = "capped" if spec_k_under_load > 0 else "plain"
+        cost, per_row = step_cost(cal, len(decoding), prefill_tokens, kind)
+        now += cost
+        for seq in decoding:
+            res, rec = results[by_sub[seq.sub]], records[by_sub[seq.sub]]
+            seq.produced += max(1.0, per_row)
             if res.ttft is None:
                 res.ttft = now - rec.t
             if seq.produced >= rec.max_tokens:

@@ -1,5 +1,11 @@
-"""The worker executes: it runs model passes for one sequence at a time and knows nothing of HTTP,
-queues or which request should go next (that is the scheduler's job).
+"""The worker executes: it runs the model passes for the sequences the scheduler picked for a step
+and knows nothing of HTTP, queues or which request should go next (that is the scheduler's job).
+
+`Worker.step_batch` runs one engine step: the decode rounds, speculative verify windows and prefill
+chunks of every sequence in it go through ONE batched forward pass of the target (runner.py), after
+one batched pass of the draft model per draft position. Speculation is turned down (k capped at
+`spec_k_under_load`, 0: off) in a step with more than `spec_max_batch` decoding sequences (it
+costs compute and step time when the batch is full).
 
 Per sequence the worker keeps the invariant: the target's KV cache holds every token but the last
 one (the "pending" token). A round feeds [pending, d1..dk] to the target in one pass, verifies the
@@ -10,15 +16,23 @@ token from the target, so every round yields at least one token.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from backends.engine.detok import IncrementalDetokenizer, StopMatcher
-from backends.engine.drafters import Drafter, ModelDrafter, PromptLookupDrafter
+from backends.engine.drafters import Drafter, ModelDrafter, PromptLookupDrafter, propose_batch
 from backends.engine.loader import LoadedModel
 from backends.engine.request import Delta, Finished, GenerationRequest, Started, Submission
-from backends.engine.runner import SequenceCache, forward
+from backends.engine.runner import Row, SequenceCache, forward_batch
 from backends.engine.sampling import make_generator, probs
 from backends.engine.speculative import AdaptiveK, SpecStats, verify_greedy, verify_sampling
+
+
+DEFAULT_SPEC_MAX_BATCH = 4
+"""Speculate freely (adaptive k) only in steps with at most this many decoding sequences; above it
+k is capped at DEFAULT_SPEC_K_UNDER_LOAD (measured on the shipped models: docs/scheduling.md,
+"Speculation under load")."""
+DEFAULT_SPEC_K_UNDER_LOAD = 0
+"""The most drafts per sequence in a step above `spec_max_batch` decoding sequences (0: off)."""
 
 
 @dataclass(slots=True)
@@ -91,30 +105,38 @@ class SequenceState:
         """Prompt tokens still to feed before decoding can start (all but the last one)."""
         return 0 if self.prefilled else max(0, len(self.ids) - 1 - self.cache.length)
 
-    def prefill(self, max_tokens: int | None = None) -> int:
-        """Feed the next prompt chunk (everything when `max_tokens` is None); return how many
-        tokens were fed. Everything but the last prompt token goes in; the first round feeds that
-        one (keeps the invariant). A chunked prefill leaves the same cache as a whole one."""
+    def _chunk(self, max_tokens: int | None) -> tuple[list[int], bool]:
+        """The next prompt chunk to feed (at most `max_tokens`; everything when None) and whether
+        it completes the prefill. Everything but the last prompt token goes in; the first round
+        feeds that one (keeps the invariant)."""
         end = len(self.ids) - 1
         start = self.cache.length
         if max_tokens is not None:
             end = min(end, start + max(1, max_tokens))
-        if end > start:
-            with self.target.lock:
-                forward(self.target, self.cache, self.ids[start:end], keep=1)
-        self.prefilled = self.cache.length >= len(self.ids) - 1
-        return max(0, end - start)
+        return self.ids[start:end], end >= len(self.ids) - 1
 
-    def round(self) -> list[int]:
-        """One target pass; returns the new tokens (accepted drafts + one target token)."""
+    def prefill(self, max_tokens: int | None = None) -> int:
+        """Feed the next prompt chunk alone (everything when `max_tokens` is None); return how
+        many tokens were fed. A chunked prefill leaves the same cache as a whole one."""
+        chunk, completes = self._chunk(max_tokens)
+        if chunk:
+            with self.target.lock:
+                forward_batch(self.target, [Row(self.cache, chunk, 0)])
+        self.prefilled = completes
+        return len(chunk)
+
+    def next_k(self, cap: int | None = None) -> int:
+        """Drafts to propose this round (0: plain decoding), at most `cap` when given."""
+        if self.drafter is None or cap == 0:
+            return 0
         remaining = self.params.max_tokens - len(self.completion)
         room = self.target.context_length - len(self.ids)
-        k = max(0, min(self.k.next_k(), remaining - 1, room))
-        drafts, q = ([], None)
-        if self.drafter is not None and k > 0:
-            drafts, q = self.drafter.propose(self.ids, k, self.params, self.gen)
-        with self.target.lock:
-            logits = forward(self.target, self.cache, [self.ids[-1]] + drafts)
+        k = self.k.next_k() if cap is None else min(self.k.next_k(), cap)
+        return max(0, min(k, remaining - 1, room))
+
+    def accept(self, logits, drafts: list[int], q) -> list[int]:
+        """Verify `drafts` against the target's logits for [pending, d1..dk]; roll the cache back
+        past the first rejection; return the new tokens (accepted drafts + one target token)."""
         if self.params.greedy:
             n, nxt = verify_greedy(logits, drafts)
         else:
@@ -133,28 +155,145 @@ class SequenceState:
             self.stats.rounds_with_drafts += 1
         return new
 
+    def round(self) -> list[int]:
+        """One target pass alone; returns the new tokens (accepted drafts + one target token)."""
+        k = self.next_k()
+        drafts, q = ([], None)
+        if k > 0:
+            drafts, q = self.drafter.propose(self.ids, k, self.params, self.gen)
+        with self.target.lock:
+            logits = forward_batch(self.target, [Row(self.cache, [self.ids[-1]] + drafts, 1 + len(drafts))])[0]
+        return self.accept(logits, drafts, q)
+
+    def close(self) -> None:
+        """Give the KV cache slots back (the sequence is finished)."""
+        self.cache.close()
+        if isinstance(self.drafter, ModelDrafter):
+            self.drafter.cache.close()
+
+
+@dataclass(slots=True)
+class StepItem:
+    """One sequence's part of an engine step."""
+
+    seq: SequenceState
+    prefill_tokens: int | None = None
+    """While prefilling: the most prompt tokens to feed this step (None: all)."""
+    decode_after_prefill: bool = False
+    """Run the first decode round in the step that completes the prefill (same forward pass)."""
+
+
+@dataclass(slots=True)
+class _Work:
+    seq: SequenceState
+    feed: list[int] = field(default_factory=list)
+    completes: bool = False
+    decode: bool = False
+    drafts: list[int] = field(default_factory=list)
+    q: object = None
+
 
 class Worker:
     """Executes steps for sequences the scheduler hands it. One step = prefill, or one round."""
 
-    def __init__(self, models: dict[str, ServedModel]) -> None:
+    def __init__(self, models: dict[str, ServedModel], spec_max_batch: int | None = None,
+                 spec_k_under_load: int = 0) -> None:
         self.models = models
+        self.spec_max_batch = spec_max_batch
+        """Speculate freely only in steps with at most this many decoding sequences (None: always)."""
+        self.spec_k_under_load = spec_k_under_load
+        """Above `spec_max_batch`: the most drafts per sequence (0: no speculation)."""
+        self.steps = 0
+        self.spec_off_steps = 0  # steps in which speculation was turned down by the rule
+        self.prefill_capped_steps = 0  # steps held to `spec_k_under_load` because they carry prefill
 
     def prepare(self, sub: Submission) -> SequenceState:
         return SequenceState(sub, self.models[sub.request.model])
 
+    def k_cap(self, decoding: int) -> int | None:
+        """The speculation rule: no cap (adaptive k) up to `spec_max_batch` sequences decoding in
+        a step, `spec_k_under_load` drafts at most above it."""
+        if self.spec_max_batch is None or decoding <= self.spec_max_batch:
+            return None
+        return self.spec_k_under_load
+
     def step(self, seq: SequenceState, prefill_tokens: int | None = None) -> bool:
-        """Advance `seq`; emit its events; return True once it has finished. While prefilling,
-        `prefill_tokens` caps the prompt chunk fed this step (None: the whole prompt at once)."""
-        emit = seq.sub.emit
-        if not seq.prefilled:
-            seq.prefill(prefill_tokens)
+        """Advance `seq` alone (a step of one); see `step_batch`."""
+        return self.step_batch([StepItem(seq, prefill_tokens)])[0]
+
+    def step_batch(self, items: list[StepItem]) -> list[bool]:
+        """One engine step over distinct sequences: a prefilling sequence feeds its next chunk (and,
+        if that completes its prefill and `decode_after_prefill`, its first round in the same row);
+        a decoding one runs one round (drafts + verify). All rows of one target model go through
+        one forward pass. Emits each sequence's events; returns, per item, whether it finished."""
+        work = []
+        for it in items:
+            w = _Work(it.seq)
+            if not it.seq.prefilled:
+                w.feed, w.completes = it.seq._chunk(it.prefill_tokens)
+                w.decode = w.completes and it.decode_after_prefill
+            else:
+                w.decode = True
+            work.append(w)
+        decoding = [w for w in work if w.decode]
+        cap = self.k_cap(len(decoding))
+        self.steps += 1
+        drafting = any(w.seq.drafter is not None for w in decoding)
+        if cap is not None and drafting:
+            self.spec_off_steps += 1
+        elif self.spec_max_batch is not None and drafting and any(w.feed for w in work):
+            # A step that carries prefill work is what new requests wait on for their first token:
+            # it runs with the under-load cap so drafting never holds a time to first token back.
+            cap = self.spec_k_under_load
+            self.prefill_capped_steps += 1
+        # drafting: prompt lookup row by row (free), draft models in batched passes
+        by_model = []
+        for w in decoding:
+            k = w.seq.next_k(cap)
+            if k <= 0:
+                continue
+            if isinstance(w.seq.drafter, ModelDrafter):
+                by_model.append((w, k))
+            else:
+                w.drafts, w.q = w.seq.drafter.propose(w.seq.ids, k, w.seq.params, w.seq.gen)
+        if by_model:
+            proposals = propose_batch([(w.seq.drafter, w.seq.ids, k, w.seq.params, w.seq.gen) for w, k in by_model])
+            for (w, _), (drafts, q) in zip(by_model, proposals, strict=True):
+                w.drafts, w.q = drafts, q
+        # one target pass per target model
+        logits: dict[int, object] = {}
+        groups: dict[int, list[_Work]] = {}
+        for w in work:
+            groups.setdefault(id(w.seq.target), []).append(w)
+        for ws in groups.values():
+            lm = ws[0].seq.target
+            rows = []
+            for w in ws:
+                if w.decode:
+                    rows.append(Row(w.seq.cache, w.feed + [w.seq.ids[-1]] + w.drafts, 1 + len(w.drafts)))
+                else:
+                    rows.append(Row(w.seq.cache, w.feed, 0))
+            with lm.lock:
+                out = forward_batch(lm, rows)
+            for w, o in zip(ws, out, strict=True):
+                logits[id(w)] = o
+        done = []
+        for w in work:
+            seq = w.seq
             if not seq.prefilled:
-                return False
-            emit(Started(prompt_tokens=seq.prompt_len))
-            seq.decode_started = time.perf_counter()
-            return False
-        for token in seq.round():
+                seq.prefilled = w.completes
+                if w.completes:
+                    seq.sub.emit(Started(prompt_tokens=seq.prompt_len))
+                    seq.decode_started = time.perf_counter()
+                if not w.decode:
+                    done.append(False)
+                    continue
+            done.append(self._emit_tokens(seq, seq.accept(logits[id(w)], w.drafts, w.q)))
+        return done
+
+    def _emit_tokens(self, seq: SequenceState, tokens: list[int]) -> bool:
+        emit = seq.sub.emit
+        for token in tokens:
             if token in seq.eos:
                 return self._finish(seq, "stop")
             seq.completion.append(token)

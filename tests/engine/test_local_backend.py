@@ -111,3 +111,52 @@ async def test_cancelling_the_consumer_task_stops_generation(backends):
     await wait_idle(engine)
     assert cancelled_count() == before + 1
     assert len(seen) < 400
+
+
+def test_in_process_engine_schedules_like_engine_serve():
+    from backends.engine.scheduler import ContinuousScheduler, StaticBatchScheduler, TokenBudgetScheduler
+    from backends.engine.worker import DEFAULT_SPEC_K_UNDER_LOAD, DEFAULT_SPEC_MAX_BATCH
+    from backends.local import EngineHost, EngineOptions
+
+    default = EngineHost(EngineOptions.from_env({}))
+    assert isinstance(default.engine.scheduler, ContinuousScheduler)
+    assert default.engine.scheduler.step_token_budget == 256 and default.engine.scheduler.max_running == 8
+    assert default.engine.worker.spec_max_batch == DEFAULT_SPEC_MAX_BATCH
+    assert default.engine.worker.spec_k_under_load == DEFAULT_SPEC_K_UNDER_LOAD
+    fifo = EngineHost(EngineOptions.from_env({"SWITCHYARD_ENGINE_SCHEDULE": "fifo", "SWITCHYARD_ENGINE_MAX_RUNNING": "3",
+                                              "SWITCHYARD_ENGINE_SPEC_MAX_BATCH": "-1", "SWITCHYARD_ENGINE_SPEC_K_UNDER_LOAD": "0"}))
+    assert isinstance(fifo.engine.scheduler, StaticBatchScheduler) and fifo.engine.scheduler.max_running == 3
+    assert fifo.engine.worker.spec_max_batch is None and fifo.engine.worker.spec_k_under_load == 0
+    token = EngineHost(EngineOptions(schedule="token", step_token_budget=64, batch_threshold=128))
+    assert isinstance(token.engine.scheduler, TokenBudgetScheduler)
+    assert (token.engine.scheduler.step_token_budget, token.engine.scheduler.batch_threshold) == (64, 128)
+    with pytest.raises(ValueError):
+        EngineHost(EngineOptions(schedule="lifo"))
+
+
+def test_policy_engine_settings_win_over_the_environment():
+    from policies.schema import LocalEngine
+    from backends.local import EngineOptions
+
+    env = {"SWITCHYARD_ENGINE_SCHEDULE": "fifo", "SWITCHYARD_ENGINE_MAX_RUNNING": "3",
+           "SWITCHYARD_ENGINE_STEP_TOKEN_BUDGET": "64"}
+    options = EngineOptions.from_env(env, settings=LocalEngine(schedule="token", max_running=16, spec_max_batch=-1))
+    # set in the policy: the policy; unset there: the environment; unset in both: the default
+    assert (options.schedule, options.max_running, options.spec_max_batch) == ("token", 16, None)
+    assert options.step_token_budget == 64 and options.batch_threshold == 256
+    with pytest.raises(ValueError, match="SWITCHYARD_ENGINE_MAX_RUNNING"):
+        EngineOptions.from_env({"SWITCHYARD_ENGINE_MAX_RUNNING": "many"})
+
+
+async def test_running_backend_uses_continuous_batching(backends):
+    from backends.engine.scheduler import ContinuousScheduler
+
+    engine = backends["large"].engine
+    assert isinstance(engine.scheduler, ContinuousScheduler)
+    bodies = [chat(f"Tell me about topic {i}.", max_tokens=24, temperature=0, ignore_eos=True) for i in range(4)]
+    ticks_before = engine.scheduler.tick
+    out = await asyncio.gather(*(backends["large"].send(BackendRequest("chat", b, False, f"cb{i}")) for i, b in enumerate(bodies)))
+    assert all(r.body for r in out)
+    assert all(r.usage["completion_tokens"] == 24 for r in out)
+    shared = [steps for t, steps in engine.scheduler.steps if t >= ticks_before and len(steps) > 1]
+    assert shared  # 4 requests of 24+ steps each overlapped: they shared steps (one batched pass each)

@@ -53,9 +53,29 @@ class Req:
         return any(isinstance(e, Started) for e in self.events)
 
 
-def drive(models, scheduler, arrivals: dict[int, list[Req]], max_ticks: int = 5000) -> Engine:
-    """Run the engine's loop by hand: requests in `arrivals[t]` are added just before tick t."""
-    engine = Engine(models, scheduler)
+def drive(models, scheduler, arrivals: dict[int, list[Req]], max_ticks: int = 5000, spec_max_batch=None) -> Engine:
+    """Run the engine's loop by hand: requests in `arrivals[t]` are added just before tick t; each
+    tick is one batched worker step (`Engine.run_step`), as in the engine thread."""
+    from backends.engine import runner
+
+    engine = Engine(models, scheduler, spec_max_batch=spec_max_batch)
+    engine.target_passes = []  # target forward passes per tick (one batched pass expected)
+    target = runner._batched(models["large"].target)
+    real = runner.BatchedGPT2.forward
+
+    def counting(self, *a, **kw):
+        if self is target:
+            engine.target_passes[-1] += 1
+        return real(self, *a, **kw)
+
+    runner.BatchedGPT2.forward = counting
+    try:
+        return _drive(engine, scheduler, arrivals, max_ticks)
+    finally:
+        runner.BatchedGPT2.forward = real
+
+
+def _drive(engine, scheduler, arrivals, max_ticks):
     pending = dict(arrivals)
     reqs = [r for rs in arrivals.values() for r in rs]
     for _ in range(max_ticks):
@@ -70,8 +90,8 @@ def drive(models, scheduler, arrivals: dict[int, list[Req]], max_ticks: int = 50
                 for r in pending.pop(nxt):
                     scheduler.add(r.sub)
             continue
-        for item in plan:
-            engine._step(item)
+        engine.target_passes.append(0)
+        engine.run_step(plan)
     raise AssertionError("requests did not finish")
 
 

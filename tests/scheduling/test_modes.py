@@ -47,14 +47,22 @@ def test_chunked_prefill_gives_identical_greedy_output(models, tok, chunk, specu
     assert seq.completion == whole
 
 
+@pytest.mark.parametrize("spec_max_batch", [None, 1])
 @pytest.mark.parametrize("mode", ["fifo", "token", "continuous"])
-def test_every_mode_equals_single_request_greedy(models, tok, mode):
+def test_every_mode_equals_single_request_greedy(models, tok, mode, spec_max_batch):
+    """Mixed lengths, chunked prefills and speculation (draft model, prompt lookup, none) in
+    batched steps; with spec_max_batch=1 speculation is also switched off and on as the batch
+    changes. Every tick is one batched forward pass of the target."""
     specs = [(12, 10, None), (300, 6, "none"), (40, 16, "ngram"), (8, 20, None), (90, 5, None), (25, 12, "none")]
     reqs = [Req(prompt(tok, n, seed=i), m, s) for i, (n, m, s) in enumerate(specs)]
     expect = [single(models, r.sub.request.prompt_ids, m, s) for r, (_, m, s) in zip(reqs, specs, strict=True)]
     sched = make(mode, budget=64, max_running=3)
-    drive(models, sched, {0: reqs[:2], 2: reqs[2:4], 5: reqs[4:]})
+    engine = drive(models, sched, {0: reqs[:2], 2: reqs[2:4], 5: reqs[4:]}, spec_max_batch=spec_max_batch)
     assert [r.tokens for r in reqs] == expect
+    assert engine.target_passes and all(n == 1 for n in engine.target_passes)
+    assert max(len(steps) for _, steps in sched.steps) >= 2  # sequences really shared passes
+    if spec_max_batch == 1:
+        assert engine.worker.spec_off_steps > 0
     if mode != "fifo":  # every tick stayed within the step token budget
         assert all(sum(s.tokens for s in steps) <= 64 for _, steps in sched.steps)
         assert max(s.tokens for _, steps in sched.steps for s in steps if s.kind != "decode") < 299

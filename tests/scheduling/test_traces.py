@@ -99,7 +99,9 @@ def test_max_duration_stops_sending(engine_url):
 def test_simulator_runs_the_real_schedulers_on_calibrated_costs():
     from backends.engine.simulate import simulate, sweep
 
-    cal = {"prefill_fixed_s": 0.004, "prefill_per_token_s": 0.00005, "decode_round_s": 0.012, "tokens_per_round": 4.0}
+    cal = {"prefill_fixed_s": 0.004, "prefill_per_token_s": 0.00005,
+           "step_seconds_by_batch": {"spec": {"1": 0.012, "4": 0.02, "8": 0.03}, "plain": {"1": 0.006, "4": 0.009, "8": 0.012}},
+           "tokens_per_row_by_batch": {"spec": {"1": 4.0, "4": 4.0, "8": 4.0}, "plain": {"1": 1.0, "4": 1.0, "8": 1.0}}}
     records = synth(120, seed=1, rate=6, max_context=500)
     fifo = simulate(records, cal, "fifo")[1]
     cont = simulate(records, cal, "continuous")[1]
@@ -107,6 +109,19 @@ def test_simulator_runs_the_real_schedulers_on_calibrated_costs():
     assert cont["overall"]["ttft_p99_ms"] < fifo["overall"]["ttft_p99_ms"]
     rows = sweep(records[:40], cal, budgets=(64, 256), thresholds=(256,))
     assert [r["mode"] for r in rows] == ["fifo", "token", "token", "continuous", "continuous"]
+
+
+def test_simulator_step_cost_is_batched():
+    from backends.engine.calibrate import step_cost
+
+    cal = {"prefill_fixed_s": 0.004, "prefill_per_token_s": 0.0002,
+           "step_seconds_by_batch": {"spec": {"1": 0.012, "4": 0.024}, "plain": {"1": 0.006, "4": 0.009}},
+           "tokens_per_row_by_batch": {"spec": {"1": 4.0, "4": 3.0}, "plain": {"1": 1.0, "4": 1.0}}}
+    assert step_cost(cal, 4, 0, True) == (0.024, 3.0)
+    assert step_cost(cal, 2, 100, False) == pytest.approx((0.007 + 0.02, 1.0))  # interpolated, plus the chunk
+    assert step_cost(cal, 0, 100, True) == pytest.approx((0.004 + 0.02, 0.0))  # a prefill-only step
+    assert step_cost(cal, 7, 0, False)[0] == pytest.approx(0.012)  # extrapolated on the last slope
+    assert step_cost(cal, 4, 0, "capped") == (0.024, 3.0)  # no capped measurement: the free one
 
 
 def test_calibrate_measures_the_real_worker():
@@ -119,6 +134,9 @@ def test_calibrate_measures_the_real_worker():
     torch.set_num_threads(1)
     shipped = bundled_models()
     served = ServedModel("m", load_model(shipped["target"], device="cpu"), load_model(shipped["draft"], device="cpu"))
-    cal = calibrate(served, repeats=1, decode_requests=1, decode_tokens=16, batch_sizes=(1, 2))
+    cal = calibrate(served, repeats=1, batch_sizes=(1, 2), steps=2)
     assert cal["prefill_per_token_s"] > 0 and cal["decode_round_s"] > 0 and cal["tokens_per_round"] >= 1
-    assert set(cal["tick_seconds_by_batch"]) == {"1", "2"} and len(cal["prefill_seconds"]) >= 4
+    assert set(cal["step_seconds_by_batch"]["spec"]) == set(cal["step_seconds_by_batch"]["plain"]) == {"1", "2"}
+    assert cal["tokens_per_row_by_batch"]["plain"] == {"1": 1.0, "2": 1.0}  # no speculation: one token a step
+    assert cal["tokens_per_row_by_batch"]["capped"]["2"] <= cal["k_under_load"] + 1  # k capped: at most k+1
+    assert len(cal["prefill_seconds"]) >= 4
