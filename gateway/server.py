@@ -10,6 +10,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from backends.local import EngineOptions, configure_engine_host
 from cache.service import CacheService
 from gateway.app import create_app
 from gateway.logs import log
@@ -20,6 +21,8 @@ from policies.schema import GatewayConfig
 
 async def serve(config: GatewayConfig, source: str, path: Path | None, host: str, port: int,
                 log_requests: bool = True, ready: asyncio.Event | None = None) -> None:
+    # One in-process engine serves every `kind: local` member; its scheduling is set once, at start.
+    configure_engine_host(EngineOptions.from_env(settings=config.server.local_engine))
     runtime = RuntimeManager(config, source, path)
     redis_url = config.server.redis_url or os.environ.get("SWITCHYARD_REDIS_URL")
     limiter = await RateLimiter.create(redis_url)

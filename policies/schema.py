@@ -318,8 +318,29 @@ class Tenant(Strict):
         return "*" in self.models or model in self.models
 
 
+class LocalEngine(Strict):
+    """The in-process engine that serves every `kind: local` member of this gateway process (one engine
+    per process, read at start; docs/scheduling.md). Unset fields fall back to the SWITCHYARD_ENGINE_*
+    environment variables, then to the defaults shown."""
+
+    schedule: Literal["fifo", "token", "continuous"] | None = Field(
+        None, description="fifo (static batches by arrival), token (token-budget micro-batches) or continuous "
+                          "(iteration-level); default continuous")
+    max_running: int | None = Field(None, ge=1, le=256, description="sequences generating at once "
+                                                                   "(default 4 for fifo, 8 otherwise)")
+    step_token_budget: int | None = Field(None, ge=16, description="tokens one engine step may process "
+                                                                  "(prefill chunks + decodes); default 256")
+    batch_threshold: int | None = Field(None, ge=1, description="token mode: pending tokens that release a "
+                                                               "micro-batch; default 256")
+    spec_max_batch: int | None = Field(None, ge=-1, description="speculate freely only in steps with at most this "
+                                                               "many decoding sequences (-1: always); default 4")
+    spec_k_under_load: int | None = Field(None, ge=0, description="above spec_max_batch, the most draft tokens per "
+                                                                 "sequence and step (0: speculation off); default 0")
+
+
 class Server(Strict):
     max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024)
+    local_engine: LocalEngine = LocalEngine()
     redis_url: str | None = Field(None, description="shared state across replicas: cache, rate limits "
                                                      "(or $SWITCHYARD_REDIS_URL); in-process when unset")
     admin_keys: list[ApiKey] = Field(default_factory=list)
