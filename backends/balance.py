@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
@@ -61,7 +61,9 @@ def choose_member(members: Sequence[M], rng: random.Random, *, exclude: Collecti
 
 
 async def send_with_failover(
-    members: Sequence[PoolMember], request: BackendRequest, rng: random.Random, *, max_attempts: int
+    members: Sequence[PoolMember], request: BackendRequest, rng: random.Random, *, max_attempts: int,
+    pick: Callable[[list[PoolMember]], Awaitable[PoolMember | None]] | None = None,
+    give_back: Callable[[PoolMember], None] | None = None,
 ) -> BackendResponse:
     """Send to the chosen member; on a retryable failure before the first byte, the next choice.
 
@@ -70,32 +72,57 @@ async def send_with_failover(
     `BackendError`, or a retryable 503 when no member can take the request (all ejected or drained),
     so the caller can escalate to the next pool. A stream that dies after it started is the caller's
     to report with `member.breaker.record_failure()`.
+
+    `pick(tried)` replaces the plain choice (admission: a member with room, perhaps after a wait; None
+    when none can ever take it), and `give_back(member)` runs once per attempt when it ends: at once
+    for a failed one, when the response is closed for the one that answered.
     """
     tried: list[PoolMember] = []
     last: BackendError | None = None
     while len(tried) < max_attempts:
-        member = choose_member(members, rng, exclude=tried)
+        member = await pick(tried) if pick is not None else choose_member(members, rng, exclude=tried)
         if member is None:
             break
         tried.append(member)
         try:
             response = await member.backend.send(request)
         except BackendError as exc:
+            _give_back(give_back, member)
             (member.breaker.record_failure if is_member_failure(exc.status) else member.breaker.record_success)()
             if not exc.retryable:
                 raise
             last = exc
             continue
         except asyncio.CancelledError:
+            _give_back(give_back, member)
             member.breaker.release()  # the client left: no verdict on the member
             raise
         except Exception:
+            _give_back(give_back, member)
             member.breaker.record_failure()
             raise
         member.breaker.record_success()
         response.member = response.member or member.name
+        if give_back is not None:
+            response.release = _then(response.release, lambda m=member: give_back(m))
         return response
     if last is not None:
         raise last
     raise BackendError(503, "no pool member is available", type="service_unavailable",
                        code="pool_unavailable", retryable=True)
+
+
+def _give_back(give_back: Callable[[PoolMember], None] | None, member: PoolMember) -> None:
+    if give_back is not None:
+        give_back(member)
+
+
+def _then(first: Callable[[], None] | None, then: Callable[[], None]) -> Callable[[], None]:
+    """The response's own release, then `then` (once: `aclose` calls a response's release once)."""
+    def done() -> None:
+        try:
+            if first is not None:
+                first()
+        finally:
+            then()
+    return done

@@ -14,14 +14,13 @@ ends, and given back at once when an attempt fails over to another member.
 
 from __future__ import annotations
 
-import asyncio
 import random
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from backends.balance import PoolMember, send_with_failover
-from backends.base import Backend, BackendError, BackendRequest, BackendResponse
-from backends.breaker import CircuitBreaker, is_member_failure
+from backends.base import Backend, BackendRequest, BackendResponse
+from backends.breaker import CircuitBreaker
 from backends.health import HealthChecker
 
 if TYPE_CHECKING:
@@ -73,8 +72,8 @@ class Pool:
         return await self._send_admitted(request, ticket)
 
     async def _send_admitted(self, request: BackendRequest, ticket: Ticket | None) -> BackendResponse:
-        # `send_with_failover` with a capacity check on the member choice; the breakers' books are kept
-        # the same way.
+        """`send_with_failover` choosing only among members with room for the ticket's tokens (waiting
+        for one when none has room); the tokens go back when an attempt fails or its response closes."""
         admission = self.admission
         assert admission is not None
         if ticket is None:
@@ -82,48 +81,12 @@ class Pool:
 
             ticket = Ticket()
         tokens = ticket.tokens
-        tried: list[PoolMember] = []
-        last: BackendError | None = None
-        while len(tried) < self.max_attempts:
-            member = admission.try_acquire(tokens, tried)
-            if member is None:
-                if not admission.could_serve(tried):
-                    break
+
+        async def pick(tried: list[PoolMember]) -> PoolMember | None:
+            member = admission.try_acquire(tokens, tried)  # the fast path: no wait
+            if member is None and admission.could_serve(tried):
                 member = await admission.wait(ticket, tried)
-            tried.append(member)
-            try:
-                response = await member.backend.send(request)
-            except BackendError as exc:
-                admission.release(member, tokens)
-                (member.breaker.record_failure if is_member_failure(exc.status) else member.breaker.record_success)()
-                if not exc.retryable:
-                    raise
-                last = exc
-                continue
-            except asyncio.CancelledError:
-                admission.release(member, tokens)
-                member.breaker.release()  # the client left: no verdict on the member
-                raise
-            except BaseException:
-                admission.release(member, tokens)
-                member.breaker.record_failure()
-                raise
-            member.breaker.record_success()
-            response.member = response.member or member.name
-            response.release = _chain(response.release, admission, member, tokens)
-            return response
-        if last is not None:
-            raise last
-        raise BackendError(503, "no pool member is available", type="service_unavailable",
-                           code="pool_unavailable", retryable=True)
+            return member
 
-
-def _chain(release, admission: PoolAdmission, member: PoolMember, tokens: int):
-    """The response's own release, then the member's tokens back to admission (once: `aclose` calls it once)."""
-    def done() -> None:
-        try:
-            if release is not None:
-                release()
-        finally:
-            admission.release(member, tokens)
-    return done
+        return await send_with_failover(self.members, request, self._rng, max_attempts=self.max_attempts,
+                                        pick=pick, give_back=lambda member: admission.release(member, tokens))
