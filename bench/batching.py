@@ -1,12 +1,13 @@
 """Scheduling modes side by side: one synthetic mixed trace replayed against the real local engine
 in `fifo`, `token` and `continuous` modes, in one run.
 
-    python bench/batching.py                      # 200 requests, seed 0, ~3.5 min on a 2-core CPU
+    python bench/batching.py                      # 200 requests, seed 0, 2 rounds, ~6 min on a 2-core CPU
     python bench/batching.py --requests 80 --rate 6 --modes fifo,continuous
 
 For each mode a fresh `switchyard engine serve --schedule MODE` subprocess (shipped models, one
 torch thread) receives the same trace at its recorded times (streamed /v1/completions, greedy,
-ignore_eos so every mode generates the same tokens). Prints one table (TTFT p50/p99, e2e p50,
+ignore_eos so every mode generates the same tokens), in `--repeats` interleaved rounds whose requests
+are pooled. Prints one table (TTFT p50/p99, e2e p50,
 completion tokens/s per mode, ratios to fifo) and writes bench/out/batching.json and the PNGs
 bench/out/batching_ttft_cdf.png and bench/out/batching_ttft_by_size.png.
 """
@@ -69,6 +70,8 @@ def main() -> int:
                     help="engine: speculate only in steps with at most N decoding sequences (-1: always)")
     ap.add_argument("--spec-k-under-load", type=int, default=DEFAULT_SPEC_K_UNDER_LOAD,
                     help="engine: above --spec-max-batch, the most drafts per sequence and step (0: off)")
+    ap.add_argument("--repeats", type=int, default=2,
+                    help="rounds over all modes, interleaved; the table pools every round's requests")
     ap.add_argument("--saturate", type=float, default=0.0,
                     help="also replay the trace this many times faster (over capacity) to compare throughput; 0: skip")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
@@ -108,24 +111,39 @@ def main() -> int:
     predicted = {m: simulate(records, cal, m, step_token_budget=args.step_token_budget, max_running=args.max_running,
                              spec_max_batch=spec_max_batch, spec_k_under_load=args.spec_k_under_load)[1]
                  for m in args.modes.split(",")}
-    summaries, runs, saturated = {}, {}, {}
-    for mode in args.modes.split(","):
-        port = free_port()
-        proc = start_engine(mode, port, args)
-        try:
-            results, summary = asyncio.run(rp.replay(records, f"http://127.0.0.1:{port}", model="large",
-                                                     extra={"ignore_eos": True}, progress=sys.stderr.isatty()))
-            if args.saturate > 0:  # the same trace, arrivals compressed: the engine is the bottleneck
-                _, saturated[mode] = asyncio.run(rp.replay(records, f"http://127.0.0.1:{port}", model="large",
-                                                           time_scale=args.saturate, extra={"ignore_eos": True},
-                                                           progress=False))
-        finally:
-            proc.terminate()
-            proc.wait(30)
+    modes = args.modes.split(",")
+    saturated: dict[str, dict] = {}
+    pooled: dict[str, list] = {m: [] for m in modes}
+    rounds: dict[str, list[dict]] = {m: [] for m in modes}
+    # Rounds interleave the modes (fifo, token, continuous, fifo, ...): load that comes and goes on a
+    # shared machine then lands on every mode alike, and the pooled percentiles are not one run's luck.
+    for rnd in range(args.repeats):
+        for mode in modes:
+            port = free_port()
+            proc = start_engine(mode, port, args)
+            try:
+                results, summary = asyncio.run(rp.replay(records, f"http://127.0.0.1:{port}", model="large",
+                                                         extra={"ignore_eos": True}, progress=sys.stderr.isatty()))
+                if args.saturate > 0 and rnd == 0:  # the same trace, arrivals compressed: the engine is the bottleneck
+                    _, saturated[mode] = asyncio.run(rp.replay(records, f"http://127.0.0.1:{port}", model="large",
+                                                               time_scale=args.saturate, extra={"ignore_eos": True},
+                                                               progress=False))
+            finally:
+                proc.terminate()
+                proc.wait(30)
+            pooled[mode].extend(results)
+            rounds[mode].append(summary)
+            o = summary["overall"]
+            print(f"  round {rnd + 1} {mode}: done in {summary['wall_seconds']:.1f} s, TTFT p50 {o['ttft_p50_ms']:.1f} "
+                  f"p99 {o['ttft_p99_ms']:.1f} ms, errors {o['errors']}", flush=True)
+    summaries, runs = {}, {}
+    for mode in modes:
+        summary = rp.summarise(pooled[mode], sum(r["wall_seconds"] for r in rounds[mode]), model="large")
+        # each round's throughput over its own span, averaged (the rounds' clocks do not line up)
+        summary["tokens_per_second"] = round(sum(r["tokens_per_second"] for r in rounds[mode]) / len(rounds[mode]), 2)
+        summary["rounds"] = [r["overall"] | {"tokens_per_second": r["tokens_per_second"]} for r in rounds[mode]]
         summaries[mode] = summary
-        runs[mode] = [rp.asdict(r) for r in results]
-        o = summary["overall"]
-        print(f"  {mode}: done in {summary['wall_seconds']:.1f} s, errors {o['errors']}", flush=True)
+        runs[mode] = [rp.asdict(r) for r in pooled[mode]]
 
     base = summaries.get("fifo")
     head = f"{'mode':<12}{'TTFT p50 ms':>12}{'TTFT p99 ms':>12}{'e2e p50 ms':>12}{'tokens/s':>10}{'p50 vs fifo':>13}{'p99 vs fifo':>13}{'tok/s vs fifo':>15}{'errors':>8}"
@@ -142,6 +160,15 @@ def main() -> int:
             rt = f"{s['tokens_per_second'] / base['tokens_per_second']:.2f}x"
         print(f"{mode:<12}{o['ttft_p50_ms']:>12.1f}{o['ttft_p99_ms']:>12.1f}{o['e2e_p50_ms']:>12.1f}"
               f"{s['tokens_per_second']:>10.1f}{r50:>13}{r99:>13}{rt:>15}{o['errors']:>8}")
+    if args.repeats > 1 and "fifo" in summaries:
+        print()
+        print("per round (each mode's own percentiles; ratios to fifo in the same round):")
+        for mode in modes:
+            cells = "  ".join(
+                f"{o['ttft_p50_ms']:.0f}/{o['ttft_p99_ms']:.0f} ms "
+                f"({f['ttft_p50_ms'] / o['ttft_p50_ms']:.2f}x/{f['ttft_p99_ms'] / o['ttft_p99_ms']:.2f}x)"
+                for o, f in zip(summaries[mode]["rounds"], summaries["fifo"]["rounds"], strict=True))
+            print(f"  {mode:<11} {cells}")
     if saturated:
         print()
         print(f"saturated: the same trace {args.saturate:g}x faster (arrivals over {records[-1].t / args.saturate:.1f} s), "
