@@ -142,10 +142,6 @@ class Engine:
             self._report(self.scheduler.waiting, self.scheduler.running)
         self._abort_all()
 
-    def _step(self, item: Submission | SequenceState) -> None:
-        """A step of one item (kept for callers that step items one by one)."""
-        self.run_step([item])
-
     def run_step(self, plan: list[Submission | SequenceState]) -> None:
         """Run one scheduler tick: every planned item in one batched worker step."""
         items: list[StepItem] = []

@@ -4,7 +4,7 @@ The real scheduler classes decide (same code as the engine: admission, micro-bat
 chunked prefill); only model execution is replaced by costs from `switchyard engine calibrate`.
 One scheduler tick is one batched engine step: its cost is the measured batched decode step for
 the number of sequences decoding in it (with or without speculation, by the engine's
-`spec_max_batch` rule) plus per-token prefill cost for the prompt chunks riding in it; a decoding
+rule, `worker.speculation_cap`) plus per-token prefill cost for the prompt chunks riding in it; a decoding
 sequence gains the measured tokens per step for that batch size. Everything in a tick lands at the
 tick's end, as in the engine. Network and HTTP overheads are not modelled.
 """
@@ -15,7 +15,7 @@ from backends.engine.request import GenerationRequest, Submission
 from backends.engine.sampling import SamplingParams
 from backends.engine.calibrate import step_cost
 from backends.engine.scheduler import make_scheduler
-from backends.engine.worker import DEFAULT_SPEC_K_UNDER_LOAD, DEFAULT_SPEC_MAX_BATCH
+from backends.engine.worker import DEFAULT_SPEC_K_UNDER_LOAD, DEFAULT_SPEC_MAX_BATCH, speculation_cap
 from backends.traces.format import TraceRecord, size_class
 from backends.traces.replay import Result, summarise
 
@@ -80,10 +80,8 @@ def simulate(records: list[TraceRecord], cal: dict, mode: str = "continuous", *,
                 if not (seq.prefilled and sched.decode_after_prefill(sub)):
                     continue
             decoding.append(seq)
-        if spec_max_batch is None or len(decoding) <= spec_max_batch:
-            kind = "spec"
-        else:
-            kind = "capped" if spec_k_under_load > 0 else "plain"
+        cap, _ = speculation_cap(spec_max_batch, spec_k_under_load, len(decoding), prefill_tokens > 0)
+        kind = "spec" if cap is None else "capped" if cap > 0 else "plain"
         cost, per_row = step_cost(cal, len(decoding), prefill_tokens, kind)
         now += cost
         for seq in decoding:

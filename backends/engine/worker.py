@@ -35,6 +35,22 @@ DEFAULT_SPEC_K_UNDER_LOAD = 0
 """The most drafts per sequence in a step above `spec_max_batch` decoding sequences (0: off)."""
 
 
+def speculation_cap(spec_max_batch: int | None, spec_k_under_load: int, decoding: int,
+                    prefilling: bool) -> tuple[int | None, str | None]:
+    """The speculation rule for one step, shared by the worker and the simulator: (None, None) for
+    adaptive k, else the most drafts per sequence and why. Above `spec_max_batch` decoding
+    sequences the step is under load; a step that carries prefill work is what new requests wait
+    on for their first token, so drafting must not lengthen it either. `spec_max_batch` None turns
+    both off."""
+    if spec_max_batch is None:
+        return None, None
+    if decoding > spec_max_batch:
+        return spec_k_under_load, "load"
+    if prefilling:
+        return spec_k_under_load, "prefill"
+    return None, None
+
+
 @dataclass(slots=True)
 class ServedModel:
     """A public model name: a target, and optionally a draft model for speculative decoding."""
@@ -155,16 +171,6 @@ class SequenceState:
             self.stats.rounds_with_drafts += 1
         return new
 
-    def round(self) -> list[int]:
-        """One target pass alone; returns the new tokens (accepted drafts + one target token)."""
-        k = self.next_k()
-        drafts, q = ([], None)
-        if k > 0:
-            drafts, q = self.drafter.propose(self.ids, k, self.params, self.gen)
-        with self.target.lock:
-            logits = forward_batch(self.target, [Row(self.cache, [self.ids[-1]] + drafts, 1 + len(drafts))])[0]
-        return self.accept(logits, drafts, q)
-
     def close(self) -> None:
         """Give the KV cache slots back (the sequence is finished)."""
         self.cache.close()
@@ -210,13 +216,6 @@ class Worker:
     def prepare(self, sub: Submission) -> SequenceState:
         return SequenceState(sub, self.models[sub.request.model])
 
-    def k_cap(self, decoding: int) -> int | None:
-        """The speculation rule: no cap (adaptive k) up to `spec_max_batch` sequences decoding in
-        a step, `spec_k_under_load` drafts at most above it."""
-        if self.spec_max_batch is None or decoding <= self.spec_max_batch:
-            return None
-        return self.spec_k_under_load
-
     def step(self, seq: SequenceState, prefill_tokens: int | None = None) -> bool:
         """Advance `seq` alone (a step of one); see `step_batch`."""
         return self.step_batch([StepItem(seq, prefill_tokens)])[0]
@@ -236,16 +235,14 @@ class Worker:
                 w.decode = True
             work.append(w)
         decoding = [w for w in work if w.decode]
-        cap = self.k_cap(len(decoding))
+        cap, why = speculation_cap(self.spec_max_batch, self.spec_k_under_load, len(decoding),
+                                   any(w.feed for w in work))
         self.steps += 1
-        drafting = any(w.seq.drafter is not None for w in decoding)
-        if cap is not None and drafting:
-            self.spec_off_steps += 1
-        elif self.spec_max_batch is not None and drafting and any(w.feed for w in work):
-            # A step that carries prefill work is what new requests wait on for their first token:
-            # it runs with the under-load cap so drafting never holds a time to first token back.
-            cap = self.spec_k_under_load
-            self.prefill_capped_steps += 1
+        if why is not None and any(w.seq.drafter is not None for w in decoding):
+            if why == "load":
+                self.spec_off_steps += 1
+            else:
+                self.prefill_capped_steps += 1
         # drafting: prompt lookup row by row (free), draft models in batched passes
         by_model = []
         for w in decoding:
