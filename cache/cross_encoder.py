@@ -30,6 +30,7 @@ import numpy as np
 import structlog
 
 from cache import onnx_export
+from cache.load_once import LoadOnce
 
 log = structlog.get_logger("switchyard.cache.cross_encoder")
 
@@ -146,11 +147,9 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
 # --- ONNX export ----------------------------------------------------------------------------------------
 
 def onnx_path(path: Path = MODEL_PATH, base: Path | None = None) -> Path:
-    weights = (base or base_dir()) / "model.safetensors"
-    stat = weights.stat()
     delta = hashlib.sha256(path.read_bytes()).hexdigest()
-    fingerprint = hashlib.sha256(f"{weights.resolve()}|{stat.st_size}|{int(stat.st_mtime)}|{delta}|"
-                                 f"{EXPORT_VERSION}|{onnx_export.OPSET}".encode()).hexdigest()[:16]
+    fingerprint = onnx_export.fingerprint((base or base_dir()) / "model.safetensors", delta, EXPORT_VERSION,
+                                          str(onnx_export.OPSET))
     return onnx_export.cache_dir() / f"cross-encoder-{fingerprint}.onnx"
 
 
@@ -253,26 +252,18 @@ class CrossEncoderVerifier:
         return p >= self.threshold, p
 
 
-_shared: CrossEncoderVerifier | None = None
-_shared_failed = False
-_shared_lock = threading.Lock()
+def _load_shared() -> CrossEncoderVerifier:
+    model = CrossEncoderVerifier()
+    log.info("cross_encoder_loaded", runtime=model.runtime, threshold=model.threshold, layers=model.meta["layers"])
+    return model
+
+
+_shared = LoadOnce(_load_shared, log, "cross_encoder_unavailable", path=str(MODEL_PATH))
 
 
 def shared_model() -> CrossEncoderVerifier | None:
     """The process-wide verifier, loaded (and exported) at first use; None if it cannot be loaded."""
-    global _shared, _shared_failed
-    if _shared is not None or _shared_failed:
-        return _shared
-    with _shared_lock:
-        if _shared is None and not _shared_failed:
-            try:
-                _shared = CrossEncoderVerifier()
-                log.info("cross_encoder_loaded", runtime=_shared.runtime, threshold=_shared.threshold,
-                         layers=_shared.meta["layers"])
-            except Exception as exc:  # noqa: BLE001
-                _shared_failed = True
-                log.warning("cross_encoder_unavailable", error=str(exc), path=str(MODEL_PATH))
-    return _shared
+    return _shared.get()
 
 
 def describe() -> str:

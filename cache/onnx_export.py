@@ -55,14 +55,17 @@ def cache_dir() -> Path:
     return path
 
 
-def onnx_path(model: Path | None = None) -> Path:
-    model = model or model_dir()
-    weights = model / "model.safetensors"
+def fingerprint(weights: Path, *extra: str) -> str:
+    """A short hash naming a file derived from `weights` (path, size, mtime) and `extra` (recipe
+    versions), so a new model or a changed exporter never reuses a stale file."""
     stat = weights.stat()
-    fingerprint = hashlib.sha256(
-        f"{weights.resolve()}|{stat.st_size}|{int(stat.st_mtime)}|{EXPORT_VERSION}|{OPSET}".encode()
-    ).hexdigest()[:16]
-    return cache_dir() / f"all-MiniLM-L6-v2-{fingerprint}.onnx"
+    key = "|".join([str(weights.resolve()), str(stat.st_size), str(int(stat.st_mtime)), *extra])
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def onnx_path(model: Path | None = None) -> Path:
+    weights = (model or model_dir()) / "model.safetensors"
+    return cache_dir() / f"all-MiniLM-L6-v2-{fingerprint(weights, EXPORT_VERSION, str(OPSET))}.onnx"
 
 
 def int8_path(fp32: Path) -> Path:

@@ -36,6 +36,7 @@ import numpy as np
 import structlog
 
 from cache import guard
+from cache.load_once import LoadOnce
 
 log = structlog.get_logger("switchyard.cache.verifier")
 
@@ -222,23 +223,15 @@ class VerifierModel:
         return p >= self.threshold, p
 
 
-_model_lock = threading.Lock()
-_model: VerifierModel | None = None
-_model_failed = False
+def _load_shared() -> VerifierModel:
+    model = VerifierModel.load()
+    WordVectors.shared()
+    return model
+
+
+_shared = LoadOnce(_load_shared, log, "verifier.model_unavailable")
 
 
 def shared_model() -> VerifierModel | None:
     """The committed model, loaded once; None (rules only) if it cannot be loaded."""
-    global _model, _model_failed
-    if _model is not None or _model_failed:
-        return _model
-    with _model_lock:
-        if _model is None and not _model_failed:
-            try:
-                model = VerifierModel.load()
-                WordVectors.shared()
-                _model = model
-            except Exception as exc:  # noqa: BLE001 - a missing model means: the rules alone decide
-                _model_failed = True
-                log.warning("verifier.model_unavailable", error=repr(exc))
-    return _model
+    return _shared.get()
