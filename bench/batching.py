@@ -65,7 +65,7 @@ def main() -> int:
     ap.add_argument("--long-fraction", type=float, default=0.15)
     ap.add_argument("--modes", default="fifo,token,continuous")
     ap.add_argument("--step-token-budget", type=int, default=256)
-    ap.add_argument("--max-running", type=int, default=8, help="same for every mode (fifo: the batch size)")
+    ap.add_argument("--max-running", type=int, default=32, help="same for every mode (fifo: the batch size)")
     ap.add_argument("--spec-max-batch", type=int, default=DEFAULT_SPEC_MAX_BATCH,
                     help="engine: speculate only in steps with at most N decoding sequences (-1: always)")
     ap.add_argument("--spec-k-under-load", type=int, default=DEFAULT_SPEC_K_UNDER_LOAD,

@@ -327,7 +327,7 @@ class LocalEngine(Strict):
         None, description="fifo (static batches by arrival), token (token-budget micro-batches) or continuous "
                           "(iteration-level); default continuous")
     max_running: int | None = Field(None, ge=1, le=256, description="sequences generating at once "
-                                                                   "(default 4 for fifo, 8 otherwise)")
+                                                                   "(default 4 for fifo, 32 otherwise)")
     step_token_budget: int | None = Field(None, ge=16, description="tokens one engine step may process "
                                                                   "(prefill chunks + decodes); default 256")
     batch_threshold: int | None = Field(None, ge=1, description="token mode: pending tokens that release a "

@@ -27,7 +27,7 @@ def register(subparsers) -> None:
     serve.add_argument("--serve-draft-as", dest="draft_name", help="also serve the draft alone under this name")
     serve.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available)")
     serve.add_argument(
-        "--max-running", type=int, help="requests generating at once (default: 4 for fifo, 8 otherwise)"
+        "--max-running", type=int, help="requests generating at once (default: 4 for fifo, 32 otherwise)"
     )
     serve.add_argument(
         "--schedule", choices=("fifo", "token", "continuous"), default="continuous",

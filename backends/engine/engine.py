@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 
 from backends.engine import metrics
 from backends.engine.request import Event, Failed, Finished, GenerationRequest, Submission
+from backends.engine.runner import reserve
 from backends.engine.scheduler import Scheduler, make_scheduler
 from backends.engine.worker import SequenceState, ServedModel, StepItem, Worker
 
@@ -69,11 +70,22 @@ class Engine:
     # ------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
+        self.reserve_kv()
         with self._cv:
             if self._thread is None or not self._thread.is_alive():
                 self._stop = False
                 self._thread = threading.Thread(target=self._loop, name="switchyard-engine", daemon=True)
                 self._thread.start()
+
+    def reserve_kv(self) -> None:
+        """Size every served model's KV store for the scheduler's `max_running` sequences now, so a
+        store never grows (a copy of the whole store) inside a step someone is waiting on. One slot
+        per running sequence per model suffices: a sequence uses each model at most once."""
+        slots = getattr(self.scheduler, "max_running", 0)
+        for lm in {id(m): m for s in self.models.values() for m in (s.target, s.draft) if m is not None}.values():
+            size = reserve(lm, slots)
+            if size:
+                log.info("KV store for %s: %d slots, %.0f MiB", lm.path.name, slots, size / 2**20)
 
     def shutdown(self, timeout: float = 10.0) -> None:
         with self._cv:

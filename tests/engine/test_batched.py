@@ -90,6 +90,48 @@ def test_kv_store_grows_and_reuses_slots(lm):
         c.close()
 
 
+def test_growing_the_kv_store_keeps_what_the_slots_hold(lm, text_ids):
+    """Reserving (or doubling) copies the store: a sequence cached before the growth decodes after it
+    exactly as transformers does."""
+    cache = SequenceCache(lm)
+    forward(lm, cache, text_ids[:40], keep=1)
+    store = runner._batched(lm).store
+    store.reserve(store.slots + 5)
+    after = forward(lm, cache, text_ids[40:41])
+    assert torch.allclose(after, hf_logits(lm, text_ids[:41])[-1:], atol=2e-4)
+    cache.close()
+
+
+def test_engine_start_reserves_kv_slots_for_max_running(tmp_path):
+    """A started engine holds KV slots for `max_running` sequences in every model it serves, so a full
+    batch never grows the store inside a step (growth copies the whole store: a latency spike)."""
+    import asyncio
+
+    from backends.engine import build_engine
+    from backends.models import bundled_models
+
+    shipped = bundled_models()
+    eng = build_engine(shipped["target"], shipped["draft"], name="large", device="cpu", max_running=20)
+    stores = [runner._batched(eng.models["large"].target).store, runner._batched(eng.models["large"].draft).store]
+    assert all(st.slots < 20 for st in stores)  # nothing reserved before start
+
+    async def full_batch():
+        eng.start()
+        try:
+            sizes = [st.slots for st in stores]
+            assert all(n >= 20 for n in sizes)
+            params = SamplingParams(max_tokens=6, temperature=0.0, ignore_eos=True)
+            handles = [eng.submit(GenerationRequest(f"r{i}", "large", [5 + i, 9, 11], params)) for i in range(20)]
+            for h in handles:
+                async for _ in h:
+                    pass
+            assert [st.slots for st in stores] == sizes  # 20 at once fit: no growth
+        finally:
+            eng.shutdown()
+
+    asyncio.run(full_batch())
+
+
 def _sub(ids, max_tokens, speculation=None, temperature=0.0, seed=None, name="r"):
     events: list = []
     params = SamplingParams(max_tokens=max_tokens, temperature=temperature, seed=seed, ignore_eos=True)

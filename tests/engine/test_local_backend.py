@@ -114,13 +114,18 @@ async def test_cancelling_the_consumer_task_stops_generation(backends):
 
 
 def test_in_process_engine_schedules_like_engine_serve():
-    from backends.engine.scheduler import ContinuousScheduler, StaticBatchScheduler, TokenBudgetScheduler
+    from backends.engine.scheduler import (
+        DEFAULT_MAX_RUNNING,
+        ContinuousScheduler,
+        StaticBatchScheduler,
+        TokenBudgetScheduler,
+    )
     from backends.engine.worker import DEFAULT_SPEC_K_UNDER_LOAD, DEFAULT_SPEC_MAX_BATCH
     from backends.local import EngineHost, EngineOptions
 
     default = EngineHost(EngineOptions.from_env({}))
     assert isinstance(default.engine.scheduler, ContinuousScheduler)
-    assert default.engine.scheduler.step_token_budget == 256 and default.engine.scheduler.max_running == 8
+    assert default.engine.scheduler.step_token_budget == 256 and default.engine.scheduler.max_running == DEFAULT_MAX_RUNNING["continuous"] == 32
     assert default.engine.worker.spec_max_batch == DEFAULT_SPEC_MAX_BATCH
     assert default.engine.worker.spec_k_under_load == DEFAULT_SPEC_K_UNDER_LOAD
     fifo = EngineHost(EngineOptions.from_env({"SWITCHYARD_ENGINE_SCHEDULE": "fifo", "SWITCHYARD_ENGINE_MAX_RUNNING": "3",
