@@ -3,9 +3,9 @@
 Two interchangeable runtimes compute the same vectors:
 - `OnnxRuntimeEncoder` (preferred): the graph exported by `cache.onnx_export` on onnxruntime, CUDA
   provider when present. ~3x faster than torch for one sentence on 2 CPU threads. On the CPU it runs
-  the int8 variant by default (`SWITCHYARD_ENCODER_PRECISION=int8|fp32`): part of the MatMuls
-  dynamically quantised (`onnx_export.INT8_MATMULS`), ~20-25% less time per sentence than fp32 here,
-  cosine vs fp32 0.996 min / 0.998 mean on held-out sentences; it is used only while it agrees with
+  the int8 variant by default (`SWITCHYARD_ENCODER_PRECISION=int8|fp32`): the fused attention and
+  four of the six FFNs dynamically quantised (`onnx_export.INT8_RECIPE`), ~25% less time per sentence
+  than the fused fp32 graph here, cosine vs fp32 0.9946 min / 0.9972 mean on held-out sentences; it is used only while it agrees with
   the fp32 graph (cosine ≥ MIN_INT8_AGREEMENT on the check sentences), which itself must agree with
   torch (≥ 0.999). The int8 graph encodes one sentence per run, so a vector never depends on its batch.
 - `TorchEncoder` (fallback): sentence-transformers on torch, used when the export or onnxruntime fails,
