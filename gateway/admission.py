@@ -219,6 +219,7 @@ class PoolAdmission:
         self._queue_seconds = metrics.ADMISSION_QUEUE_SECONDS.labels(self.pool)
         self._rejected = {r: metrics.ADMISSION_REJECTED.labels(self.pool, r)
                           for r in ("admission_queue_full", "admission_queue_timeout")}
+        self._wake: asyncio.TimerHandle | None = None
 
     def bind(self, members: Sequence[PoolMember]) -> None:
         self.members = list(members)
@@ -228,6 +229,9 @@ class PoolAdmission:
 
     def close(self) -> None:
         metrics.ADMISSION_SOURCES.discard(self)
+        if self._wake is not None:
+            self._wake.cancel()
+            self._wake = None
 
     # the fast path
 
@@ -316,6 +320,7 @@ class PoolAdmission:
         while self.queue:
             live = [m for m in self.members if m.weight > 0 and m.breaker.available()]
             if not live:
+                self._wake_when_a_member_returns()
                 return
             room = max(loads[m].cap - loads[m].tokens for m in live)
             idle = any(loads[m].tokens == 0 for m in live)
@@ -337,6 +342,26 @@ class PoolAdmission:
             load.tokens += entry.tokens
             load.requests += 1
             entry.payload[0].set_result(member)
+
+    def _wake_when_a_member_returns(self) -> None:
+        """Every member is ejected while requests wait. Nothing else would look at the queue again
+        (no request is in flight to release capacity), so look when the first cool-down ends: the
+        head of the queue then goes to that member as its half-open probe."""
+        if self._wake is not None:
+            return
+        delays = [d for d in (m.breaker.retry_in() for m in self.members if m.weight > 0) if d > 0]
+        if not delays:
+            return  # half-open with its probes out: their release dispatches
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._wake = loop.call_later(min(delays) + 0.001, self._woken)
+
+    def _woken(self) -> None:
+        self._wake = None
+        if self.queue:
+            self._dispatch()
 
     # observability
 

@@ -272,6 +272,28 @@ async def test_timeout_and_full_queue_are_503s_with_retry_after():
     adm.release(m, 10)
 
 
+async def test_waiters_go_to_an_ejected_member_when_its_cool_down_ends():
+    """The member is ejected while a request waits for its capacity: nothing is in flight to release
+    capacity again, so the queue itself must look again when the cool-down ends (the waiter becomes
+    the half-open probe), not sit until its queue timeout."""
+    from backends.breaker import BreakerConfig, CircuitBreaker, State
+
+    adm = pool_admission("p", Admission(max_outstanding_tokens=10, queue_timeout=60), [None])
+    member = PoolMember("p/0", _Idle(), breaker=CircuitBreaker(BreakerConfig(consecutive_failures=1, cooldown_seconds=0.05)))
+    adm.bind([member])
+    assert adm.try_acquire(10) is member
+    waiter = asyncio.create_task(adm.wait(Ticket("t", 5)))
+    await asyncio.sleep(0)
+    member.breaker.record_failure()  # the request in flight failed: the member is ejected...
+    adm.release(member, 10)           # ...and its capacity comes back while nobody may use it
+    assert member.breaker.state is State.OPEN and len(adm.queue) == 1
+    granted = await asyncio.wait_for(waiter, 10)  # far below the 60 s queue timeout
+    assert granted is member and member.breaker.state is State.HALF_OPEN
+    member.breaker.record_success()
+    adm.release(member, 5)
+    adm.close()
+
+
 async def test_request_above_the_cap_runs_alone():
     adm = _admission(cap=100)
     m = adm.try_acquire(500)
