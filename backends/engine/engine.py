@@ -85,6 +85,7 @@ class Engine:
         for lm in {id(m): m for s in self.models.values() for m in (s.target, s.draft) if m is not None}.values():
             size = reserve(lm, slots)
             if size:
+                metrics.KV_SLOTS.labels(lm.path.name).set(slots)
                 log.info("KV store for %s: %d slots, %.0f MiB", lm.path.name, slots, size / 2**20)
 
     def shutdown(self, timeout: float = 10.0) -> None:
@@ -179,6 +180,8 @@ class Engine:
         if not items:
             return
         before = [(len(it.seq.completion), not it.seq.prefilled) for it in items]
+        kind = "prefill" if any(prefill for _, prefill in before) else "decode"
+        started = time.perf_counter()
         try:
             dones = self.worker.step_batch(items)
         except Exception as e:  # noqa: BLE001 - a failed step fails its sequences, not the engine
@@ -187,6 +190,8 @@ class Engine:
                 it.seq.sub.emit(Failed(message=f"generation failed: {type(e).__name__}"))
                 self._close(it.seq, it.seq, "error", emit=False)
             return
+        metrics.STEP_SECONDS.labels(kind).observe(time.perf_counter() - started)
+        metrics.STEP_ROWS.observe(len(items))
         for it, (n_before, was_prefill), done in zip(items, before, dones, strict=True):
             seq, sub = it.seq, it.seq.sub
             model = self._label(sub)

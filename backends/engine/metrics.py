@@ -32,3 +32,16 @@ TTFT = Histogram(
     ["model"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
 )
+STEP_SECONDS = Histogram(
+    "switchyard_engine_step_seconds",
+    "One engine step (one batched forward pass of every planned row), by whether it carried prompt "
+    "chunks (prefill) or only decode rounds (decode). Every request in flight waits on each step.",
+    ["kind"],
+    buckets=(0.002, 0.005, 0.01, 0.02, 0.035, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5),
+)
+STEP_ROWS = Histogram(
+    "switchyard_engine_step_rows", "Sequences advanced in one engine step.",
+    buckets=(1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 128, 256),
+)
+KV_SLOTS = Gauge("switchyard_engine_kv_slots", "KV cache slots reserved per model (sequences it can hold "
+                 "without growing the store).", ["model"])

@@ -166,6 +166,28 @@ def test_metrics_exposed(engine_server):
         assert name in text
 
 
+def test_step_metrics_count_every_step(engine_server):
+    """Each engine step lands in the step-time histogram (by kind) and the rows histogram; a request
+    has at least one step carrying its prompt and one decode-only step after it."""
+    import urllib.request
+
+    def scrape() -> str:
+        return urllib.request.urlopen(engine_server + "/metrics").read().decode()
+
+    before = scrape()
+    body = orjson.dumps({"model": "large", "prompt": "def parse(line):\n", "max_tokens": 8, "ignore_eos": True,
+                         "temperature": 0})
+    req = urllib.request.Request(engine_server + "/v1/completions", data=body, headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(req).read()
+    after = scrape()
+    steps = {k: _metric(after, "switchyard_engine_step_seconds_count", kind=k)
+             - _metric(before, "switchyard_engine_step_seconds_count", kind=k) for k in ("prefill", "decode")}
+    assert steps["prefill"] >= 1 and steps["decode"] >= 1, steps
+    rows = _metric(after, "switchyard_engine_step_rows_count") - _metric(before, "switchyard_engine_step_rows_count")
+    assert rows == steps["prefill"] + steps["decode"]
+    assert _metric(after, "switchyard_engine_kv_slots", model="target") >= 1
+
+
 def test_failing_model_load_names_the_directory(tmp_path):
     (tmp_path / "config.json").write_text("{}")
     proc = subprocess.run(
