@@ -1,5 +1,5 @@
 """Admin endpoints of the cache, under /admin/cache. The gateway mounts `admin_routes(service)` behind
-its admin-key middleware (which sets `request["admin_name"]`); these handlers assume auth passed.
+its admin-key middleware (which sets `request[ADMIN_NAME]`); these handlers assume auth passed.
 
 Every change is logged (structlog) with the admin who made it. Errors use OpenAI's error shape.
 
@@ -69,8 +69,12 @@ def _entry_view(entry: CacheEntry, similarity: float | None = None) -> dict:
     return view
 
 
+ADMIN_NAME = web.RequestKey("admin_name", str)
+"""Set by the admin-key middleware: who is acting, for the audit log."""
+
+
 def _who(request: web.Request) -> str:
-    return str(request.get("admin_name") or "unknown")
+    return str(request.get(ADMIN_NAME) or "unknown")
 
 
 def _tenant(request: web.Request) -> str:

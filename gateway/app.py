@@ -9,7 +9,7 @@ import orjson
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from cache.admin import admin_routes
+from cache.admin import ADMIN_NAME, admin_routes
 from cache.service import CacheService
 from gateway.auth import admin_for, principal_for
 from gateway.completions import handle_chat, handle_completions
@@ -118,7 +118,7 @@ def _uses_models(runtime: RuntimeManager) -> bool:
 
 def _admin_only(handler: Callable[[web.Request], Awaitable[web.StreamResponse]]):
     async def guarded(request: web.Request) -> web.StreamResponse:
-        request["admin_name"] = admin_for(request, request.app[STATE].runtime.current)
+        request[ADMIN_NAME] = admin_for(request, request.app[STATE].runtime.current)
         return await handler(request)
 
     return guarded

@@ -61,6 +61,7 @@ class RedisStore(CacheStore):
         )
         self._listener: StoreListener | None = None
         self._healthy = False
+        self._synced = False
         self._closed = False
         self._supervisor: asyncio.Task | None = None
         self._background: set[asyncio.Task] = set()
@@ -99,6 +100,12 @@ class RedisStore(CacheStore):
 
     @property
     def healthy(self) -> bool:
+        """Connected *and* the listener's index rebuilt since the last outage: until then the local
+        index may still hold vectors of entries Redis lost, so the cache reports itself down."""
+        return self._healthy and self._synced and not self._closed
+
+    def _connected(self) -> bool:
+        """Whether calls may use the network (true during the resync, which reads through them)."""
         return self._healthy and not self._closed
 
     def status(self) -> dict:
@@ -134,7 +141,7 @@ class RedisStore(CacheStore):
         if self._healthy:
             self.outages += 1
             log.warning("cache.redis.down", op=op, error=repr(exc))
-        self._healthy = False
+        self._healthy = self._synced = False
         self._ready.clear()
         self.last_error = f"{op}: {exc!r}"
 
@@ -153,6 +160,7 @@ class RedisStore(CacheStore):
                 if not self._healthy:
                     raise ConnectionError("lost Redis during resync")
                 self.resyncs += 1
+                self._synced = True
                 self._ready.set()
                 log.info("cache.redis.synced", url=_redact(self.url))
                 last_ping = time.monotonic()
@@ -201,7 +209,7 @@ class RedisStore(CacheStore):
 
     async def _run(self, op: str, coro, default):
         """Run one Redis call with a hard timeout; an outage returns `default`, never raises."""
-        if not self.healthy:
+        if not self._connected():
             coro.close()
             return default
         try:
@@ -218,7 +226,7 @@ class RedisStore(CacheStore):
     # --- entries --------------------------------------------------------------------------------
 
     async def put(self, entry: CacheEntry, *, max_entries: int | None = None) -> bool:
-        if not self.healthy:
+        if not self._connected():
             return False
         tenant = entry.tenant
         ttl_ms = max(1, int((entry.expires_at - time.time()) * 1000))
@@ -228,7 +236,7 @@ class RedisStore(CacheStore):
         if entry.vector is not None:
             fields["v"] = np.asarray(entry.vector, np.float32).tobytes()
         previous = await self._run("put", self._client.get(self._exact_key(tenant, entry.exact_key)), None)
-        if not self.healthy:
+        if not self._connected():
             return False
         now = time.time()
         pipe = self._client.pipeline(transaction=True)
@@ -298,7 +306,7 @@ class RedisStore(CacheStore):
         return await self.get(tenant, entry_id.decode())
 
     def touch(self, tenant: str, entry_id: str) -> None:
-        if not self.healthy:
+        if not self._connected():
             return
 
         async def record() -> None:
@@ -341,7 +349,7 @@ class RedisStore(CacheStore):
 
     async def delete(self, tenant: str, entry_ids: Sequence[str]) -> int:
         entry_ids = list(dict.fromkeys(entry_ids))
-        if not entry_ids or not self.healthy:
+        if not entry_ids or not self._connected():
             return 0
         removed = await self._delete_keys(tenant, entry_ids)
         if removed is None:
@@ -352,7 +360,7 @@ class RedisStore(CacheStore):
         return removed
 
     async def flush(self, tenant: str) -> int:
-        if not self.healthy:
+        if not self._connected():
             return 0
         ids = await self._run("flush", self._client.zrange(self._lru_key(tenant), 0, -1), None)
         if ids is None:
@@ -373,7 +381,7 @@ class RedisStore(CacheStore):
 
     async def forget_expired(self, tenant: str, entry_ids: Sequence[str]) -> None:
         # The hashes expired by TTL already; trim the bookkeeping sets (idempotent on every replica).
-        if not entry_ids or not self.healthy:
+        if not entry_ids or not self._connected():
             return
         now = time.time()
         pipe = self._client.pipeline(transaction=False)

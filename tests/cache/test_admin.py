@@ -7,7 +7,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from cache.admin import admin_routes
+from cache.admin import ADMIN_NAME, admin_routes
 from cache.service import CacheService
 from cache.stores.memory import MemoryStore
 from cache.stores.redis import RedisStore
@@ -24,7 +24,7 @@ QUESTIONS = {
 @web.middleware
 async def fake_admin_auth(request, handler):
     # Stands in for the gateway's admin-key middleware: it names the admin for the audit log.
-    request["admin_name"] = "ops-alice"
+    request[ADMIN_NAME] = "ops-alice"
     return await handler(request)
 
 

@@ -13,7 +13,9 @@ USAGE = {"prompt_tokens": 9, "completion_tokens": 3}
 
 
 async def replica(redis_server, encoder) -> CacheService:
-    svc = CacheService(RedisStore(redis_server.url, op_timeout=0.2, retry_interval=0.1), encoder, sweep_interval=0.5)
+    # A stopped Redis refuses connections at once, so outages are seen without waiting for a timeout;
+    # the timeout only has to ride out a loaded CI machine (0.2 s once timed out a put mid-suite).
+    svc = CacheService(RedisStore(redis_server.url, op_timeout=1.0, retry_interval=0.1), encoder, sweep_interval=0.5)
     await svc.start()
     assert svc.healthy
     return svc
