@@ -62,3 +62,13 @@ def test_guard_refuses_the_labelled_near_misses(split):
     served = sum(verify(q, c).ok for q, c in para) / len(para)
     assert refused >= 0.99, refused
     assert served >= 0.35, served
+
+
+def test_stemming_runs_on_the_c_snowball():
+    # PyStemmer (a dependency) gives the same Porter2 stems as the pure-Python snowballstemmer and
+    # makes the guard's analysis of a new text ~6x faster; without it every lookup pays ~1 ms more.
+    from cache import guard
+
+    assert type(guard._STEMMER).__module__ == "Stemmer"
+    assert [guard.light_stem(w) for w in ("running", "boiling", "generously", "kilometres")] == \
+        ["run", "boil", "generous", "kilometr"]
