@@ -2,7 +2,7 @@
 
 The graph takes token ids and returns the finished sentence vector: masked mean pooling and L2
 normalisation are inside it, so the runtime is one `session.run`. The 90 MB file is never committed;
-it is written at first use (~2 s) under `$SWITCHYARD_CACHE_DIR` (default `~/.cache/switchyard`) and
+it is written at first use (~15 s on a 2-core CPU: ~2 s to trace, ~7 s to fuse, the rest checking it against torch) under `$SWITCHYARD_CACHE_DIR` (default `~/.cache/switchyard`) and
 reused by every later process. The file name carries a fingerprint of the weights and of this exporter,
 so a new model or a changed graph never reuses a stale file.
 
@@ -13,7 +13,7 @@ is what one short sentence on a CPU pays for. If the fusion does not find every 
 optimizer change), the unfused graph is kept and the log says so.
 
 `quantize` derives the int8 variant the gateway runs by default (see `INT8_RECIPE`): dynamic
-quantisation of some of the weight products, written next to the fp32 file at first use (~15 s, in a
+quantisation of some of the weight products, written next to the fp32 file at first use (~6 s, in a
 child process so the quantiser's imports never share a process with the serving session).
 """
 
