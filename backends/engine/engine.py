@@ -83,10 +83,13 @@ class Engine:
         per running sequence per model suffices: a sequence uses each model at most once."""
         slots = getattr(self.scheduler, "max_running", 0)
         for lm in {id(m): m for s in self.models.values() for m in (s.target, s.draft) if m is not None}.values():
-            size = reserve(lm, slots)
-            if size:
-                metrics.KV_SLOTS.labels(lm.path.name).set(slots)
-                log.info("KV store for %s: %d slots, %.0f MiB", lm.path.name, slots, size / 2**20)
+            reserved = reserve(lm, slots)
+            if reserved is None:
+                continue
+            store, grew = reserved
+            metrics.KV_SLOTS.labels(lm.path.name).set(store.slots)
+            if grew:  # start() runs on every acquire: log only the growth
+                log.info("KV store for %s: %d slots, %.0f MiB", lm.path.name, store.slots, store.bytes / 2**20)
 
     def shutdown(self, timeout: float = 10.0) -> None:
         with self._cv:

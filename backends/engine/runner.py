@@ -58,13 +58,15 @@ class KVStore:
             self._free.remove(slot)
             return slot
 
-    def reserve(self, slots: int) -> None:
-        """Hold at least `slots` slots from now on. Growing copies the whole store (~0.25 s for
-        8 -> 16 slots of the shipped target on this CPU), so engines reserve what they will use
-        at start instead of paying that inside a step."""
+    def reserve(self, slots: int) -> bool:
+        """Hold at least `slots` slots from now on; True if the store grew. Growing copies the whole
+        store (~0.25 s for 8 -> 16 slots of the shipped target on this CPU), so engines reserve what
+        they will use at start instead of paying that inside a step."""
         with self._lock:
-            if slots > self.slots:
-                self._grow(slots)
+            if slots <= self.slots:
+                return False
+            self._grow(slots)
+            return True
 
     def _grow(self, slots: int) -> None:
         n = self.slots
@@ -224,14 +226,13 @@ class BatchedGPT2:
         return res
 
 
-def reserve(lm: LoadedModel, slots: int) -> int:
-    """Size `lm`'s KV store for `slots` concurrent sequences now; returns its size in bytes (0 for
-    models on the transformers fallback, whose caches grow per sequence)."""
+def reserve(lm: LoadedModel, slots: int) -> tuple[KVStore, bool] | None:
+    """Size `lm`'s KV store for `slots` concurrent sequences now; returns the store and whether it grew
+    (None for models on the transformers fallback, whose caches grow per sequence)."""
     runner = _batched(lm)
     if runner is None:
-        return 0
-    runner.store.reserve(slots)
-    return runner.store.bytes
+        return None
+    return runner.store, runner.store.reserve(slots)
 
 
 def _batched(lm: LoadedModel) -> BatchedGPT2 | None:

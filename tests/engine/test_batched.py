@@ -102,7 +102,7 @@ def test_growing_the_kv_store_keeps_what_the_slots_hold(lm, text_ids):
     cache.close()
 
 
-def test_engine_start_reserves_kv_slots_for_max_running(tmp_path):
+def test_engine_start_reserves_kv_slots_for_max_running():
     """A started engine holds KV slots for `max_running` sequences in every model it serves, so a full
     batch never grows the store inside a step (growth copies the whole store: a latency spike)."""
     import asyncio
