@@ -159,7 +159,45 @@ class Engine:
         self._abort_all()
 
     def run_step(self, plan: list[Submission | SequenceState]) -> None:
-        """Run one scheduler tick: every planned item in one batched worker step."""
+        """Run one scheduler tick: every planned item in one batched worker step (plus whatever the
+        scheduler lets join it while it drafts)."""
+        items = self._step_items(plan)
+        if not items:
+            return
+        before = [(len(it.seq.completion), not it.seq.prefilled) for it in items]
+        kind = "prefill" if any(prefill for _, prefill in before) else "decode"
+        join = self._late_join if hasattr(self.scheduler, "late_join") else None
+        started = time.perf_counter()
+        try:
+            dones = self.worker.step_batch(items, join)
+        except Exception as e:  # noqa: BLE001 - a failed step fails its sequences, not the engine
+            log.exception("engine step failed for requests %s", [it.seq.sub.request.request_id for it in items])
+            for it in items:
+                it.seq.sub.emit(Failed(message=f"generation failed: {type(e).__name__}"))
+                self._close(it.seq, it.seq, "error", emit=False)
+            return
+        if len(items) > len(before):  # joined while drafting: fresh sequences
+            kind = "prefill"
+            before += [(0, True)] * (len(items) - len(before))
+        metrics.STEP_SECONDS.labels(kind).observe(time.perf_counter() - started)
+        metrics.STEP_ROWS.observe(len(items))
+        for it, (n_before, was_prefill), done in zip(items, before, dones, strict=True):
+            seq, sub = it.seq, it.seq.sub
+            model = self._label(sub)
+            if was_prefill and seq.prefilled:
+                metrics.PROMPT_TOKENS.labels(model).inc(seq.prompt_len)
+            new = len(seq.completion) - n_before
+            if new:
+                metrics.GENERATION_TOKENS.labels(model).inc(new)
+                started = self._submitted_at.pop(id(sub), None)
+                if started is not None:
+                    metrics.TTFT.labels(model).observe(time.perf_counter() - started)
+            if done:
+                self._close(seq, seq, seq.finished or "stop", emit=False)
+
+    def _step_items(self, plan: list[Submission | SequenceState]) -> list[StepItem]:
+        """Planned items -> worker step items: new requests are prepared (a failure fails that
+        request only), cancelled ones closed."""
         items: list[StepItem] = []
         chunk = getattr(self.scheduler, "prefill_chunk", None)
         after = getattr(self.scheduler, "decode_after_prefill", None)
@@ -180,34 +218,18 @@ class Engine:
                 self.scheduler.started(sub, seq)
             items.append(StepItem(seq, chunk(sub) if chunk is not None else None,
                                   bool(after(sub)) if after is not None else False))
-        if not items:
-            return
-        before = [(len(it.seq.completion), not it.seq.prefilled) for it in items]
-        kind = "prefill" if any(prefill for _, prefill in before) else "decode"
-        started = time.perf_counter()
-        try:
-            dones = self.worker.step_batch(items)
-        except Exception as e:  # noqa: BLE001 - a failed step fails its sequences, not the engine
-            log.exception("engine step failed for requests %s", [it.seq.sub.request.request_id for it in items])
-            for it in items:
-                it.seq.sub.emit(Failed(message=f"generation failed: {type(e).__name__}"))
-                self._close(it.seq, it.seq, "error", emit=False)
-            return
-        metrics.STEP_SECONDS.labels(kind).observe(time.perf_counter() - started)
-        metrics.STEP_ROWS.observe(len(items))
-        for it, (n_before, was_prefill), done in zip(items, before, dones, strict=True):
-            seq, sub = it.seq, it.seq.sub
-            model = self._label(sub)
-            if was_prefill and seq.prefilled:
-                metrics.PROMPT_TOKENS.labels(model).inc(seq.prompt_len)
-            new = len(seq.completion) - n_before
-            if new:
-                metrics.GENERATION_TOKENS.labels(model).inc(new)
-                started = self._submitted_at.pop(id(sub), None)
-                if started is not None:
-                    metrics.TTFT.labels(model).observe(time.perf_counter() - started)
-            if done:
-                self._close(seq, seq, seq.finished or "stop", emit=False)
+        return items
+
+    def _late_join(self) -> list[StepItem]:
+        """Called by the worker once a step's drafting is done: requests that arrived meanwhile and
+        that the scheduler lets join the step in flight (continuous mode)."""
+        with self._cv:
+            for sub in self._inbox:
+                self.scheduler.add(sub)
+            self._inbox.clear()
+        items = self._step_items(self.scheduler.late_join())
+        metrics.LATE_JOINS.inc(len(items))
+        return items
 
     def _close(self, item, seq: SequenceState | None, reason: str, emit: bool = True) -> None:
         sub = item if isinstance(item, Submission) else item.sub

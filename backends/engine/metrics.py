@@ -45,3 +45,5 @@ STEP_ROWS = Histogram(
 )
 KV_SLOTS = Gauge("switchyard_engine_kv_slots", "KV cache slots reserved per model (sequences it can hold "
                  "without growing the store).", ["model"])
+LATE_JOINS = Counter("switchyard_engine_late_joins_total", "Requests that joined a step already in flight "
+                     "(arrived while it drafted; continuous mode).")

@@ -284,6 +284,31 @@ class ContinuousScheduler(_ModeScheduler):
     def _plan(self):
         return self._budgeted_plan()
 
+    def late_join(self) -> list[Submission]:
+        """Requests that may join the tick in flight (asked once its drafting is done): in arrival
+        order, while a slot is free and the whole prompt plus the first round fits in what the
+        tick's plan left of the step budget. Each is recorded in that tick as "prefill+decode",
+        with the tick as its arrival (it arrived while the tick ran)."""
+        if not self.steps:
+            return []
+        tick, record = self.steps[-1]
+        left = (self.step_token_budget or 256) - sum(p.tokens for p in record)
+        joined: list[Submission] = []
+        while self._waiting and len(self._running) < self.max_running:
+            sub = self._waiting[0]
+            if sub.cancelled.is_set():
+                break  # the engine's next tick drops it
+            need = self.remaining_prefill(sub)
+            if need + 1 > left:
+                break  # arrival order: nobody passes the head
+            left -= need + 1
+            self._running.append(self._waiting.popleft())
+            self._chunks[sub], self._kinds[sub] = need, "prefill+decode"
+            self.arrivals[sub.request.request_id] = tick
+            record.append(PlannedStep(sub.request.request_id, "prefill+decode", need + 1))
+            joined.append(sub)
+        return joined
+
 
 def token_estimate(sub: Submission, expected_output: int) -> int:
     """Prompt tokens plus the output we expect (max_tokens, capped at `expected_output`)."""

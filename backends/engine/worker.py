@@ -16,6 +16,7 @@ token from the target, so every round yields at least one token.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from backends.engine.detok import IncrementalDetokenizer, StopMatcher
@@ -220,20 +221,16 @@ class Worker:
         """Advance `seq` alone (a step of one); see `step_batch`."""
         return self.step_batch([StepItem(seq, prefill_tokens)])[0]
 
-    def step_batch(self, items: list[StepItem]) -> list[bool]:
+    def step_batch(self, items: list[StepItem], join: Callable[[], list[StepItem]] | None = None) -> list[bool]:
         """One engine step over distinct sequences: a prefilling sequence feeds its next chunk (and,
         if that completes its prefill and `decode_after_prefill`, its first round in the same row);
         a decoding one runs one round (drafts + verify). All rows of one target model go through
-        one forward pass. Emits each sequence's events; returns, per item, whether it finished."""
-        work = []
-        for it in items:
-            w = _Work(it.seq)
-            if not it.seq.prefilled:
-                w.feed, w.completes = it.seq._chunk(it.prefill_tokens)
-                w.decode = w.completes and it.decode_after_prefill
-            else:
-                w.decode = True
-            work.append(w)
+        one forward pass. Emits each sequence's events; returns, per item, whether it finished.
+
+        `join`, when given, is asked once drafting is done (the draft passes take a large part of a
+        speculative step) for new sequences that arrived meanwhile; they are appended to `items` and
+        their prefill rides in this step's target pass instead of waiting for the next step."""
+        work = [self._work(it) for it in items]
         decoding = [w for w in work if w.decode]
         cap, why = speculation_cap(self.spec_max_batch, self.spec_k_under_load, len(decoding),
                                    any(w.feed for w in work))
@@ -257,6 +254,10 @@ class Worker:
             proposals = propose_batch([(w.seq.drafter, w.seq.ids, k, w.seq.params, w.seq.gen) for w, k in by_model])
             for (w, _), (drafts, q) in zip(by_model, proposals, strict=True):
                 w.drafts, w.q = drafts, q
+            if join is not None:
+                joined = join()
+                items.extend(joined)
+                work.extend(self._work(it) for it in joined)
         # one target pass per target model
         logits: dict[int, object] = {}
         groups: dict[int, list[_Work]] = {}
@@ -287,6 +288,16 @@ class Worker:
                     continue
             done.append(self._emit_tokens(seq, seq.accept(logits[id(w)], w.drafts, w.q)))
         return done
+
+    @staticmethod
+    def _work(it: StepItem) -> _Work:
+        w = _Work(it.seq)
+        if not it.seq.prefilled:
+            w.feed, w.completes = it.seq._chunk(it.prefill_tokens)
+            w.decode = w.completes and it.decode_after_prefill
+        else:
+            w.decode = True
+        return w
 
     def _emit_tokens(self, seq: SequenceState, tokens: list[int]) -> bool:
         emit = seq.sub.emit

@@ -53,12 +53,16 @@ class Req:
         return any(isinstance(e, Started) for e in self.events)
 
 
-def drive(models, scheduler, arrivals: dict[int, list[Req]], max_ticks: int = 5000, spec_max_batch=None) -> Engine:
+def drive(models, scheduler, arrivals: dict[int, list[Req]], max_ticks: int = 5000, spec_max_batch=None,
+          engines: list[Engine] | None = None) -> Engine:
     """Run the engine's loop by hand: requests in `arrivals[t]` are added just before tick t; each
-    tick is one batched worker step (`Engine.run_step`), as in the engine thread."""
+    tick is one batched worker step (`Engine.run_step`), as in the engine thread. The engine is
+    appended to `engines` before the first tick (for hooks that submit mid-step)."""
     from backends.engine import runner
 
     engine = Engine(models, scheduler, spec_max_batch=spec_max_batch)
+    if engines is not None:
+        engines.append(engine)
     engine.target_passes = []  # target forward passes per tick (one batched pass expected)
     target = runner._batched(models["large"].target)
     real = runner.BatchedGPT2.forward
@@ -81,6 +85,9 @@ def _drive(engine, scheduler, arrivals, max_ticks):
     for _ in range(max_ticks):
         for r in pending.pop(scheduler.tick, []):
             scheduler.add(r.sub)
+        for sub in engine._inbox:  # submitted mid-step and not joined: queued as the engine loop does
+            scheduler.add(sub)
+        engine._inbox.clear()
         plan = scheduler.schedule()
         if not plan:
             if not pending and all(r.done for r in reqs):

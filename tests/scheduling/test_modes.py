@@ -156,3 +156,43 @@ def test_make_scheduler_modes():
     assert isinstance(make_scheduler("continuous", step_token_budget=64), ContinuousScheduler)
     with pytest.raises(ValueError):
         make_scheduler("lifo")
+
+
+@pytest.mark.parametrize("room", ["fits", "over_budget", "no_slot"])
+def test_request_arriving_while_a_step_drafts_joins_that_step(models, tok, monkeypatch, room):
+    """A request that arrives during the draft passes rides in the same step's target pass (its
+    first token one step sooner) when a slot is free and its prompt fits what the plan left of
+    the budget; otherwise it waits for the next tick. Outputs stay the single-request greedy ones."""
+    from backends.engine import metrics
+    from backends.engine import worker as worker_mod
+
+    budget = 64 if room != "over_budget" else 16  # over budget: 1 decode + 20 > 16
+    long = Req(prompt(tok, 30, seed=6), 24, speculation="draft", name="long")
+    late = Req(prompt(tok, 20, seed=7), 5, name="late")
+    sched = make("continuous", budget=budget, max_running=1 if room == "no_slot" else 4)
+    real = worker_mod.propose_batch
+    arrived_at, engines = [], []
+
+    def drafting(work):
+        if not arrived_at and sched.tick >= 3:  # arrives while tick 2 drafts
+            arrived_at.append(sched.tick - 1)
+            engines[0]._inbox.append(late.sub)  # what Engine.submit does from the event loop
+        return real(work)
+
+    monkeypatch.setattr(worker_mod, "propose_batch", drafting)
+    joins = metrics.LATE_JOINS._value.get()
+    engine = drive(models, sched, {0: [long]}, engines=engines)
+    assert arrived_at, "no step drafted"
+    tick = arrived_at[0]
+    in_tick = {s.request_id: s for s in dict(sched.steps)[tick]}
+    if room == "fits":
+        assert in_tick["late"].kind == "prefill+decode" and in_tick["late"].tokens == 20  # 19 + first round
+        assert in_tick["long"].kind == "decode"  # the step it joined was a drafting decode step
+        assert sched.arrivals["late"] == tick == first_decode_tick(sched, "late")
+        assert metrics.LATE_JOINS._value.get() == joins + 1
+        assert engine.target_passes[tick] == 1  # still one target pass for the step
+    else:
+        assert "late" not in in_tick and first_decode_tick(sched, "late") > tick
+        assert metrics.LATE_JOINS._value.get() == joins
+    assert long.tokens == single(models, long.sub.request.prompt_ids, 24, "draft")
+    assert late.tokens == single(models, late.sub.request.prompt_ids, 5)
