@@ -6,7 +6,8 @@ One scheduler tick is one batched engine step: its cost is the measured batched 
 the number of sequences decoding in it (with or without speculation, by the engine's
 rule, `worker.speculation_cap`) plus per-token prefill cost for the prompt chunks riding in it; a decoding
 sequence gains the measured tokens per step for that batch size. Everything in a tick lands at the
-tick's end, as in the engine. Network and HTTP overheads are not modelled.
+tick's end, as in the engine. In `continuous` mode, requests arriving during a speculative step's
+draft phase join it (late join), as in the engine. Network and HTTP overheads are not modelled.
 """
 
 from __future__ import annotations
@@ -83,10 +84,25 @@ def simulate(records: list[TraceRecord], cal: dict, mode: str = "continuous", *,
         cap, _ = speculation_cap(spec_max_batch, spec_k_under_load, len(decoding), prefill_tokens > 0)
         kind = "spec" if cap is None else "capped" if cap > 0 else "plain"
         cost, per_row = step_cost(cal, len(decoding), prefill_tokens, kind)
+        joined: list[_SimSeq] = []
+        if kind == "spec" and decoding and hasattr(sched, "late_join"):
+            # late join: what arrives while the step drafts rides in its target pass. The draft
+            # phase is taken as the step's cost above a plain step (an upper bound: it also holds
+            # the longer verify pass).
+            drafted_by = now + cost - step_cost(cal, len(decoding), prefill_tokens, "plain")[0]
+            while nxt < len(records) and records[nxt].t <= drafted_by:
+                sched.add(subs[nxt])
+                nxt += 1
+            for sub in sched.late_join():
+                seq = _SimSeq(sub, len(sub.request.prompt_ids))
+                sched.started(sub, seq)
+                cost += cal["prefill_per_token_s"] * seq.left
+                seq.left, seq.prefilled = 0, True
+                joined.append(seq)
         now += cost
-        for seq in decoding:
+        for seq in decoding + joined:
             res, rec = results[by_sub[seq.sub]], records[by_sub[seq.sub]]
-            seq.produced += max(1.0, per_row)
+            seq.produced += 1.0 if seq in joined else max(1.0, per_row)
             if res.ttft is None:
                 res.ttft = now - rec.t
             if seq.produced >= rec.max_tokens:

@@ -111,6 +111,26 @@ def test_simulator_runs_the_real_schedulers_on_calibrated_costs():
     assert [r["mode"] for r in rows] == ["fifo", "token", "token", "continuous", "continuous"]
 
 
+def test_simulator_models_late_join_during_drafting():
+    """As in the engine: a request arriving while a speculative step drafts (the step's cost above a
+    plain step) gets its first token at the end of that step; one arriving after drafting waits for
+    the next step."""
+    from backends.engine.simulate import simulate
+    from backends.traces.format import TraceRecord
+
+    cal = {"prefill_fixed_s": 0.004, "prefill_per_token_s": 0.00005,
+           "step_seconds_by_batch": {"spec": {"1": 0.012, "4": 0.02}, "plain": {"1": 0.006, "4": 0.009}},
+           "tokens_per_row_by_batch": {"spec": {"1": 4.0, "4": 4.0}, "plain": {"1": 1.0, "4": 1.0}}}
+    # tick 0: A prefills and decodes (plain, 6.45 ms); tick 1: A speculates, drafting until 12.45 ms
+    records = [TraceRecord(t=0.0, prompt_tokens=10, max_tokens=100),
+               TraceRecord(t=0.008, prompt_tokens=5, max_tokens=2),   # arrives while tick 1 drafts
+               TraceRecord(t=0.013, prompt_tokens=5, max_tokens=2)]   # arrives after drafting
+    results, _ = simulate(records, cal, "continuous")
+    tick1_end = 0.00645 + 0.012 + 4 * 0.00005  # the joined prompt's 4 prefill tokens ride in tick 1
+    assert results[1].ttft == pytest.approx(tick1_end - 0.008)
+    assert results[2].ttft > tick1_end - 0.013 + 0.006  # waited for a step of its own
+
+
 def test_simulator_step_cost_is_batched():
     from backends.engine.calibrate import step_cost
 
