@@ -139,9 +139,7 @@ class Engine:
         # schedule() is asked once per tick: schedulers may count ticks and record their plans.
         while True:
             with self._cv:
-                for sub in self._inbox:
-                    self.scheduler.add(sub)
-                self._inbox.clear()
+                self._take_inbox()
                 if self._stop:
                     break
             for sub in self.scheduler.drop_cancelled():
@@ -157,6 +155,12 @@ class Engine:
             self.run_step(plan)
             self._report(self.scheduler.waiting, self.scheduler.running)
         self._abort_all()
+
+    def _take_inbox(self) -> None:
+        """Hand what the event loop submitted to the scheduler (caller holds `_cv`)."""
+        for sub in self._inbox:
+            self.scheduler.add(sub)
+        self._inbox.clear()
 
     def run_step(self, plan: list[Submission | SequenceState]) -> None:
         """Run one scheduler tick: every planned item in one batched worker step (plus whatever the
@@ -224,9 +228,7 @@ class Engine:
         """Called by the worker once a step's drafting is done: requests that arrived meanwhile and
         that the scheduler lets join the step in flight (continuous mode)."""
         with self._cv:
-            for sub in self._inbox:
-                self.scheduler.add(sub)
-            self._inbox.clear()
+            self._take_inbox()
         items = self._step_items(self.scheduler.late_join())
         metrics.LATE_JOINS.inc(len(items))
         return items

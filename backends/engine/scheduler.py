@@ -173,6 +173,11 @@ class _ModeScheduler:
     def running(self) -> int:
         return len(self._running)
 
+    @property
+    def budget(self) -> int:
+        """Tokens one step may process (the step token budget; 256 when the mode sets none)."""
+        return self.step_token_budget or 256
+
     def prefill_chunk(self, sub: Submission) -> int | None:
         """Prompt tokens `sub` may feed in the current tick (None: all of them)."""
         return self._chunks.get(sub)
@@ -218,7 +223,7 @@ class _ModeScheduler:
         """Decodes are counted first (one token of budget each), prefill chunks fill what is left:
         shortest remaining prompt first so short requests finish prefill in one tick, while the
         oldest prefilling sequence always gets a quarter of the budget so it cannot starve."""
-        budget = self.step_token_budget or 256
+        budget = self.budget
         decodes = [s for s in self._running if s in self._seq and self._seq[s].prefilled]
         prefills = [s for s in self._running if s not in decodes]
         plan: list[tuple[Submission, str, int | None]] = []
@@ -292,7 +297,7 @@ class ContinuousScheduler(_ModeScheduler):
         if not self.steps:
             return []
         tick, record = self.steps[-1]
-        left = (self.step_token_budget or 256) - sum(p.tokens for p in record)
+        left = self.budget - sum(p.tokens for p in record)
         joined: list[Submission] = []
         while self._waiting and len(self._running) < self.max_running:
             sub = self._waiting[0]
@@ -361,7 +366,7 @@ class TokenBudgetScheduler(_ModeScheduler):
         return max(0.0, self._added_at[self._waiting[0]] + self.max_wait - self.clock())
 
     def _admit(self) -> None:
-        budget = self.step_token_budget or 256
+        budget = self.budget
         while self._waiting:
             room = self.max_running - len(self._running)
             if room <= 0:

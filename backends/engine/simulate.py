@@ -53,10 +53,15 @@ def simulate(records: list[TraceRecord], cal: dict, mode: str = "continuous", *,
         subs.append(Submission(GenerationRequest(str(i), "m", [0] * max(1, r.n_prompt), params), emit=None))
         by_sub[subs[-1]] = i
     nxt, done = 0, 0
-    while done < len(records):
-        while nxt < len(records) and records[nxt].t <= now:
+
+    def arrive(until: float) -> None:
+        nonlocal nxt
+        while nxt < len(records) and records[nxt].t <= until:
             sched.add(subs[nxt])
             nxt += 1
+
+    while done < len(records):
+        arrive(now)
         plan = sched.schedule()
         if not plan:
             wait = getattr(sched, "wait_timeout", lambda: None)()
@@ -89,10 +94,7 @@ def simulate(records: list[TraceRecord], cal: dict, mode: str = "continuous", *,
             # late join: what arrives while the step drafts rides in its target pass. The draft
             # phase is taken as the step's cost above a plain step (an upper bound: it also holds
             # the longer verify pass).
-            drafted_by = now + cost - step_cost(cal, len(decoding), prefill_tokens, "plain")[0]
-            while nxt < len(records) and records[nxt].t <= drafted_by:
-                sched.add(subs[nxt])
-                nxt += 1
+            arrive(now + cost - step_cost(cal, len(decoding), prefill_tokens, "plain")[0])
             for sub in sched.late_join():
                 seq = _SimSeq(sub, len(sub.request.prompt_ids))
                 sched.started(sub, seq)

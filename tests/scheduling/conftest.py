@@ -85,9 +85,7 @@ def _drive(engine, scheduler, arrivals, max_ticks):
     for _ in range(max_ticks):
         for r in pending.pop(scheduler.tick, []):
             scheduler.add(r.sub)
-        for sub in engine._inbox:  # submitted mid-step and not joined: queued as the engine loop does
-            scheduler.add(sub)
-        engine._inbox.clear()
+        engine._take_inbox()  # submitted mid-step and not joined: queued as the engine loop does
         plan = scheduler.schedule()
         if not plan:
             if not pending and all(r.done for r in reqs):
