@@ -28,7 +28,7 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cache import cross_encoder, guard, verifier_model  # noqa: E402
+from cache import cross_encoder, guard, synonyms  # noqa: E402
 from cache.encoder import Encoder  # noqa: E402
 from cache.evalset import load_groups  # noqa: E402
 from cache.service import CacheService  # noqa: E402
@@ -108,7 +108,8 @@ def verifier_latency(vectors: dict[str, np.ndarray]) -> list[str]:
             for query, cached in pairs:
                 if clear:
                     guard.analyse.cache_clear()
-                    verifier_model._surface.cache_clear()
+                    guard.surface.cache_clear()
+                    synonyms._senses.cache_clear()
                 started = time.perf_counter()
                 verify(query, cached)
                 times.append((time.perf_counter() - started) * 1000)

@@ -13,8 +13,9 @@ both texts were analysed — the analysis is cached per text):
 5. question    — compatible question types (who ≠ when ≠ where ≠ why ≠ how many).
 6. direction   — conversions and translations go the same way (miles→km ≠ km→miles).
 7. terms       — every specific term of either text (anything that is not a function, phrasing or
-                 light word, after spelling/abbreviation/synonym canonicalisation) appears in the other.
-                 Quoted words are always specific.
+                 light word, after spelling/abbreviation/synonym canonicalisation) appears in the other,
+                 or a WordNet synonym of it does (`cache.synonyms`; "earth"/"world", "graph"/"chart").
+                 Quoted words are always specific; units and languages need the word itself.
 8. light swap  — "largest *city*" vs "largest *country*": light words may be added, never swapped.
 
 Checks 1–6 are hard vetoes. A pair refused only by 7–8 (unmatched words) gets a second chance from a
@@ -36,7 +37,9 @@ from functools import lru_cache
 import snowballstemmer
 
 from cache import lexicon as lx
+from cache import synonyms
 
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _TOKEN = re.compile(r"c\+\+|c#|f#|\.net|[^\W_]+(?:[.,]\d+)*|[$€£¥%°×*]", re.UNICODE | re.IGNORECASE)
 _QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|«([^»]+)»|'([^']{2,})'|‘([^’]+)’")
 _DIGITS = re.compile(r"^\d+(?:[.,]\d+)*$")
@@ -362,6 +365,43 @@ def _near_form(term: str, words: frozenset[str]) -> bool:
     return False
 
 
+@lru_cache(maxsize=65536)
+def surface(text: str) -> tuple[dict[str, str], frozenset[str]]:
+    """canonical term → the word as written (lower case), and the words written capitalised mid-sentence
+    or in capitals (entity-like: 'Java', 'NATO')."""
+    mapping: dict[str, str] = {}
+    for tok in _apply_phrases(_tokenize(text)):
+        mapping.setdefault(_canon(tok), tok)
+    capitalised = set()
+    for i, match in enumerate(_WORD.finditer(text)):
+        word = match.group(0)
+        if (i > 0 and word[:1].isupper()) or (len(word) >= 2 and word.isupper()):
+            capitalised.add(word.lower())
+    return mapping, frozenset(capitalised)
+
+
+def _common_words(text: str, canon_terms) -> dict[str, tuple[str, bool]]:
+    """canonical term → (written word, written capitalised), for the terms WordNet may speak for: single
+    words, not units, languages or the lexicon's multi-word canonical forms ('new_york')."""
+    written, capitalised = surface(text)
+    out = {}
+    for term in canon_terms:
+        word = written.get(term)
+        if word and word.isalpha() and word.isascii() and term not in _TYPED and "_" not in term:
+            out[term] = (word, word in capitalised)
+    return out
+
+
+def _synonym_found(term: str, text: str, other: str) -> bool:
+    """Does `other` hold a WordNet synonym of `term` (a term of `text` that `other` lacks)?"""
+    word = _common_words(text, (term,)).get(term)
+    if word is None:
+        return False
+    facts = analyse(other)
+    return any(synonyms.synonymous(word[0], candidate, word[1], name)
+               for candidate, name in _common_words(other, facts.terms | facts.light).values())
+
+
 SECOND_CHANCE = frozenset({"terms", "light"})
 """Checks whose refusal the learned verifier may overturn; every other check is a hard veto."""
 
@@ -419,8 +459,10 @@ def verify_rules(query: str, cached: str) -> Verdict:
     for left, right in a.ordered:
         if (right, left) in b.ordered and (left, right) not in b.ordered:
             return Verdict(False, "direction", f"{left}→{right} vs {right}→{left}")
-    missing = sorted(t for t in a.terms - b.words if not _near_form(t, b.words))
-    extra = sorted(t for t in b.terms - a.words if not _near_form(t, a.words))
+    missing = sorted(t for t in a.terms - b.words
+                     if not _near_form(t, b.words) and not _synonym_found(t, query, cached))
+    extra = sorted(t for t in b.terms - a.words
+                   if not _near_form(t, a.words) and not _synonym_found(t, cached, query))
     if missing or extra:
         return Verdict(False, "terms", f"only in query {missing}, only in cached {extra}")
     if (a.light - b.words) and (b.light - a.words):

@@ -24,7 +24,7 @@ import numpy as np
 import structlog
 
 from cache import guard as near_miss
-from cache import keys
+from cache import keys, synonyms
 from cache.embed_text import embedding_text, semantic_eligible
 from cache.entry import CacheEntry, CacheHit, CacheLookup, entry_id_of, faiss_id, new_entry_id
 from cache.index import VectorIndex
@@ -87,6 +87,8 @@ class CacheService:
         return service
 
     async def start(self) -> None:
+        if self.verifier in (near_miss.verify, near_miss.verify_rules):  # load the guard's table off the loop
+            await asyncio.get_running_loop().run_in_executor(None, synonyms.table)
         await self.storage.start(self)
         self._housekeeper = asyncio.get_running_loop().create_task(self._housekeeping(), name="cache-housekeeping")
 

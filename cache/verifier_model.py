@@ -100,22 +100,6 @@ class WordVectors:
 
 # --- features -----------------------------------------------------------------------------------------
 
-@lru_cache(maxsize=65536)
-def _surface(text: str) -> tuple[dict[str, str], frozenset[str]]:
-    """canonical term → the word as written (lower case), and the words written capitalised mid-sentence
-    or in capitals (entity-like: 'Java', 'NATO')."""
-    tokens = guard._apply_phrases(guard._tokenize(text))
-    mapping: dict[str, str] = {}
-    for tok in tokens:
-        mapping.setdefault(guard._canon(tok), tok)
-    capitalised = set()
-    for i, match in enumerate(_WORD.finditer(text)):
-        word = match.group(0)
-        if (i > 0 and word[:1].isupper()) or (len(word) >= 2 and word.isupper()):
-            capitalised.add(word.lower())
-    return mapping, frozenset(capitalised)
-
-
 def unmatched(query: str, cached: str) -> tuple[list[str], list[str]]:
     """The specific terms of each text that the other lacks (the guard's `terms` check)."""
     a, b = guard.analyse(query), guard.analyse(cached)
@@ -128,7 +112,7 @@ def pair_features(query: str, cached: str, vectors: WordVectors | None = None) -
     vectors = vectors or WordVectors.shared()
     a, b = guard.analyse(query), guard.analyse(cached)
     miss_q, miss_c = unmatched(query, cached)
-    (surf_a, caps_a), (surf_b, caps_b) = _surface(query), _surface(cached)
+    (surf_a, caps_a), (surf_b, caps_b) = guard.surface(query), guard.surface(cached)
 
     def info(term: str, surf: dict[str, str]) -> tuple[np.ndarray, int, int, str]:
         word = surf.get(term, term)

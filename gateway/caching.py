@@ -46,7 +46,7 @@ async def respond_hit(request: web.Request, ctx: RequestContext, hit: Any) -> we
     ctx.completion_tokens = usage.get("completion_tokens") or 0
     ctx.backend = "cache"
     ctx.status = 200
-    model = ctx.public_model
+    model = hit.model or ctx.public_model  # what the original answer reported: 'auto' names the routed model
     if not ctx.stream:
         ctx.ttft = ctx.ttlt = ctx.elapsed()
         return web.Response(body=render_body(hit, ctx.endpoint, model=model), content_type="application/json",

@@ -56,3 +56,27 @@ def test_legacy_completion_and_greedy_cache(embedded):
                                                         temperature=0)
     assert first.parse().choices[0].text is not None
     assert first.headers["x-switchyard-cache"] in ("miss", "hit-exact")
+
+
+def test_cached_answer_names_the_model_that_answered(embedded):
+    """A hit for model "auto" reports the routed model the original answer came from, as the miss did."""
+    import time
+
+    client = openai.OpenAI(base_url=embedded.url + "/v1", api_key=KEY, max_retries=0)
+
+    def call():
+        return client.chat.completions.with_raw_response.create(
+            model="auto", messages=[{"role": "user", "content": "Name three rivers in Europe."}],
+            max_tokens=6, temperature=0)
+
+    first = call()
+    assert first.headers["x-switchyard-cache"] == "miss"
+    deadline = time.monotonic() + 30  # the entry is stored after the answer is sent
+    hit = call()
+    while hit.headers["x-switchyard-cache"] != "hit-exact" and time.monotonic() < deadline:
+        time.sleep(0.2)
+        hit = call()
+    assert hit.headers["x-switchyard-cache"] == "hit-exact"
+    assert first.parse().model in ("small", "large")
+    assert hit.parse().model == first.parse().model
+    assert hit.parse().choices[0].message.content == first.parse().choices[0].message.content
