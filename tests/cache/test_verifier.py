@@ -25,12 +25,13 @@ MODEL_REFUSES = [
     ("Can cats eat grapes?", "Can dogs eat grapes?"),
     ("How do I take a screenshot on Windows?", "How do I take a screenshot on a Mac?"),
 ]
-# Paraphrases the rules refuse (a reworded content word) and the model serves.
+# Paraphrases the rules refuse (a reworded content word) and the model serves (dev pairs; the model
+# trained with the WordNet-aware rules is calibrated to p >= 0.90 and overturns few refusals).
 MODEL_SERVES = [
     ("How many players does a football side have on the pitch?", "How many players are on a soccer team on the field?"),
-    ("Which ingredient is guacamole based on?", "What is the main ingredient in guacamole?"),
-    ("How many Academy Awards does Meryl Streep have?", "How many Oscars has Meryl Streep won?"),
-    ("How can I tell how much disk space is left on a Linux machine?", "How do I check disk space in Linux?"),
+    ("Who wrote the Harry Potter books?", "Who is the author of Harry Potter?"),
+    ("How far away is the Moon from Earth?", "What is the distance from the Earth to the Moon?"),
+    ("Can you suggest a book that teaches statistics well?", "Recommend a good book for learning statistics."),
 ]
 
 
