@@ -310,6 +310,11 @@ def analyse(text: str) -> Facts:
     terms: set[str] = set()
     light: set[str] = set()
     negations = 0
+    # "the largest desert" is "the largest desert in the world": a superlative's default scope is the
+    # world, one light word however it is named ("on Earth", "on the planet", "globally").
+    superlative = any(t in lx.SUPERLATIVES for t in tokens)
+    if superlative:
+        canon = ["world" if t in lx.WORLD_SCOPE else c for t, c in zip(tokens, canon)]
     for tok, c, was_number in zip(tokens, canon, used):
         if was_number:
             continue
@@ -322,7 +327,7 @@ def analyse(text: str) -> Facts:
             continue
         elif tok in lx.SCAFFOLD or c in lx.SCAFFOLD:
             continue
-        elif tok in lx.LIGHT or c in lx.LIGHT or light_stem(tok) in lx.LIGHT:
+        elif tok in lx.LIGHT or c in lx.LIGHT or light_stem(tok) in lx.LIGHT or (superlative and c == "world"):
             light.add(c)
         elif c in _POLE_OF:
             terms.add(c)

@@ -189,8 +189,7 @@ CANONICAL: dict[str, str] = {
     "location": "where", "located": "where", "situated": "where", "locate": "find",
     "formula": "formula", "equation": "formula", "calculate": "calculate", "compute": "calculate",
     "computed": "calculate", "work": "work", "worked": "calculate",
-    "people": "person", "persons": "person", "inhabitant": "person", "resident": "person",
-    "residents": "person", "inhabitants": "person", "population": "population", "populace": "population",
+    "people": "person", "persons": "person", "population": "population", "populace": "population",
     "live": "live", "living": "live", "reside": "live",
     "difference": "differ", "different": "differ", "differ": "differ", "distinguish": "differ",
     "distinguishes": "differ", "separates": "differ", "vs": "differ", "versus": "differ", "compare": "differ",
@@ -317,3 +316,10 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
 
     ("degrees",): ("degree",),
 }
+
+# Superlatives, and the words naming their default scope: "the largest desert" asks for the largest
+# desert in the world, so after a superlative these are light words (added freely, never swapped:
+# "… in the world" vs "… in Africa" or "… in the country" is still refused).
+SUPERLATIVES = frozenset(k for k in CANONICAL if k.endswith("est")) | frozenset(
+    "most least best worst top maximum minimum".split())
+WORLD_SCOPE = frozenset("world earth planet globe globally worldwide".split())

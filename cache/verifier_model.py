@@ -26,10 +26,8 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import threading
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +40,6 @@ log = structlog.get_logger("switchyard.cache.verifier")
 
 MODEL_PATH = Path(__file__).parent / "model" / "verifier.json"
 VOCAB_SIZE = 30522
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 FEATURES = [
     "n_query", "n_cached", "n_min", "n_max", "swap", "terms_query", "terms_cached", "unmatched_share",

@@ -95,3 +95,21 @@ def test_build_reads_crlf_wordnet_files_into_ranked_senses(tmp_path):
     small = synonyms.SynonymTable(path)
     assert small.synonymous("earth", "worlds", a_name=True) and small.synonymous("earthify", "earth")
     assert not small.synonymous("world", "earth", a_name=True)  # "World" has no name sense here
+
+
+@pytest.mark.parametrize(("query", "cached"), [
+    ("biggest desert", "What is the largest desert in the world?"),
+    ("Which mountain is the highest on Earth?", "What is the highest mountain in the world?"),
+    ("What is the most spoken language globally?", "What's the most spoken language in the world?"),
+])
+def test_a_superlative_is_about_the_world_unless_it_says_otherwise(query, cached):
+    assert guard.verify_rules(query, cached).ok, guard.verify_rules(query, cached)
+
+
+@pytest.mark.parametrize(("query", "cached"), [
+    ("What is the largest desert in Africa?", "What is the largest desert in the world?"),
+    ("What is the largest lake in the country?", "What is the largest lake in the world?"),
+    ("What is the largest volcano on Mars?", "What is the largest volcano on Earth?"),
+])
+def test_the_world_scope_is_not_swapped_for_another(query, cached):
+    assert not guard.verify_rules(query, cached).ok

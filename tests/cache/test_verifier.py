@@ -26,11 +26,11 @@ MODEL_REFUSES = [
     ("How do I take a screenshot on Windows?", "How do I take a screenshot on a Mac?"),
 ]
 # Paraphrases the rules refuse (a reworded content word) and the model serves (dev pairs; the model
-# trained with the WordNet-aware rules is calibrated to p >= 0.90 and overturns few refusals).
+# trained with the WordNet-aware rules is calibrated to p >= 0.88 and overturns few refusals).
 MODEL_SERVES = [
     ("How many players does a football side have on the pitch?", "How many players are on a soccer team on the field?"),
     ("Who wrote the Harry Potter books?", "Who is the author of Harry Potter?"),
-    ("How far away is the Moon from Earth?", "What is the distance from the Earth to the Moon?"),
+    ("Which ingredient is guacamole based on?", "What is the main ingredient in guacamole?"),
     ("Can you suggest a book that teaches statistics well?", "Recommend a good book for learning statistics."),
 ]
 
