@@ -397,14 +397,32 @@ def _common_words(text: str, canon_terms) -> dict[str, tuple[str, bool]]:
     return out
 
 
+@lru_cache(maxsize=65536)
+def _synonym_candidates(text: str) -> tuple[tuple[str, bool], ...]:
+    """The words of `text` that may be a WordNet synonym of a term the other text has."""
+    facts = analyse(text)
+    return tuple(_common_words(text, facts.terms | facts.light).values())
+
+
 def _synonym_found(term: str, text: str, other: str) -> bool:
     """Does `other` hold a WordNet synonym of `term` (a term of `text` that `other` lacks)?"""
     word = _common_words(text, (term,)).get(term)
     if word is None:
         return False
-    facts = analyse(other)
     return any(synonyms.synonymous(word[0], candidate, word[1], name)
-               for candidate, name in _common_words(other, facts.terms | facts.light).values())
+               for candidate, name in _synonym_candidates(other))
+
+
+def _lacking(text: str, other: str, with_synonyms: bool) -> list[str]:
+    a, b = analyse(text), analyse(other)
+    return sorted(t for t in a.terms - b.words if not _near_form(t, b.words)
+                  and not (with_synonyms and _synonym_found(t, text, other)))
+
+
+def unmatched_terms(query: str, cached: str, *, with_synonyms: bool = True) -> tuple[list[str], list[str]]:
+    """The specific terms of each text that the other lacks: not there in any form, nor (with_synonyms)
+    as a WordNet synonym. The `terms` check; the learned verifier's features use it without synonyms."""
+    return _lacking(query, cached, with_synonyms), _lacking(cached, query, with_synonyms)
 
 
 SECOND_CHANCE = frozenset({"terms", "light"})
@@ -464,10 +482,7 @@ def verify_rules(query: str, cached: str) -> Verdict:
     for left, right in a.ordered:
         if (right, left) in b.ordered and (left, right) not in b.ordered:
             return Verdict(False, "direction", f"{left}→{right} vs {right}→{left}")
-    missing = sorted(t for t in a.terms - b.words
-                     if not _near_form(t, b.words) and not _synonym_found(t, query, cached))
-    extra = sorted(t for t in b.terms - a.words
-                   if not _near_form(t, a.words) and not _synonym_found(t, cached, query))
+    missing, extra = unmatched_terms(query, cached)
     if missing or extra:
         return Verdict(False, "terms", f"only in query {missing}, only in cached {extra}")
     if (a.light - b.words) and (b.light - a.words):

@@ -98,11 +98,9 @@ class WordVectors:
 # --- features -----------------------------------------------------------------------------------------
 
 def unmatched(query: str, cached: str) -> tuple[list[str], list[str]]:
-    """The specific terms of each text that the other lacks (the guard's `terms` check)."""
-    a, b = guard.analyse(query), guard.analyse(cached)
-    miss_q = sorted(t for t in a.terms - b.words if not guard._near_form(t, b.words))
-    miss_c = sorted(t for t in b.terms - a.words if not guard._near_form(t, a.words))
-    return miss_q, miss_c
+    """The specific terms of each text that the other lacks (the guard's `terms` check before WordNet
+    synonyms: the features the model was trained on)."""
+    return guard.unmatched_terms(query, cached, with_synonyms=False)
 
 
 def pair_features(query: str, cached: str, vectors: WordVectors | None = None) -> np.ndarray:
