@@ -144,6 +144,8 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--queries", type=int, default=400)
+    parser.add_argument("--rules-only", action="store_true",
+                        help="guard without the learned verifier (learned_verifier: false), for comparison")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -154,14 +156,14 @@ async def main() -> None:
     pool = [t for g in groups for t in g.paraphrases]
     queries = [pool[i % len(pool)] for i in range(args.queries)]
     anchors = encoder.embed_many([t for g in load_groups("heldout") for t in [g.query, *g.paraphrases]])
-    policy = CachePolicy()
+    policy = CachePolicy(learned_verifier=not args.rules_only)
     rows = []
     with tqdm(total=len(sizes) * len(queries), desc="lookups", unit="q") as bar:
         for n in sizes:
             rows.append(await run_size(n, encoder, real_texts, real_vectors, queries, anchors, policy, bar))
     print(f"\nencoder: {encoder.backend} {getattr(encoder.runtime, 'precision', '')} "
           f"{getattr(encoder.runtime, 'providers', '')}, threshold {policy.threshold}, "
-          f"guard {'on' if policy.verify else 'off'}, {args.queries} paraphrase queries per size, one at a time")
+          f"guard {'on' if policy.verify else 'off'} ({'rules + learned verifier' if policy.learned_verifier else 'rules only'}), {args.queries} paraphrase queries per size, one at a time")
     print(f"{'entries':>9} | {'index':>5} | {'build s':>7} | {'encode p50/p99 ms':>17} | {'lookup p50/p99 ms':>17} | "
           f"{'total p50/p99 ms':>16} | {'HIT p50/p99 ms':>14} | {'hits':>7} | {'flat search p50':>15} | "
           f"{'index B/entry':>13} | {'store B/entry':>13}")

@@ -11,7 +11,7 @@ A harder variant ("rotated") stores the first paraphrase instead of the question
 
     python bench/cache_quality.py [--plot bench/results/cache_quality.png] [--cross-encoder PATH]
 
-The opt-in rows (rules + learned verifier) use the cross-encoder when its model file exists
+The learned rows (rules + learned verifier, the shipped default) use the cross-encoder when its model file exists
 (cache/model/cross_encoder.safetensors, or --cross-encoder PATH), else the gradient-boosted trees.
 """
 
@@ -99,7 +99,8 @@ def verifier_latency(vectors: dict[str, np.ndarray]) -> list[str]:
                 sims = matrix @ vectors[text]
                 pairs += [(text, stored[k]) for k in np.argsort(-sims)[:4] if sims[k] >= SHIPPED.threshold]
     model = guard.learned_model()
-    second = [(q, c) for q, c in pairs if guard.verify_rules(q, c).reason in guard.SECOND_CHANCE]
+    second = [(q, c) for q, c in pairs if guard.verify_rules(q, c).ok
+              or guard.verify_rules(q, c).reason in guard.SECOND_CHANCE]
     lines = []
     for name, verify in (("rules only", guard.verify_rules), ("rules + learned verifier", guard.verify)):
         out = []
@@ -122,7 +123,7 @@ def verifier_latency(vectors: dict[str, np.ndarray]) -> list[str]:
         times = []
         for query, cached in second:
             started = time.perf_counter()
-            model.accepts(query, cached)
+            model.prob(query, cached)
             times.append((time.perf_counter() - started) * 1000)
         t = np.array(times)
         lines.append(f"learned model alone ({model_name(model)}), per call: p50 {np.percentile(t, 50):.3f} ms, "
@@ -174,7 +175,7 @@ def plot(rows: list[dict], path: Path) -> None:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--plot", default="bench/results/cache_quality.png")
-    parser.add_argument("--cross-encoder", default=None, help="cross-encoder model file for the opt-in rows "
+    parser.add_argument("--cross-encoder", default=None, help="cross-encoder model file for the learned rows "
                         f"(default: {cross_encoder.MODEL_PATH})")
     args = parser.parse_args()
     if args.cross_encoder:
@@ -200,21 +201,17 @@ async def main() -> None:
                     f"== {split}: {len(load_groups(split))} groups, {n['paraphrases']} paraphrases, "
                     f"{n['near_misses']} near-misses =="))
     model = guard.learned_model()
-    print(f"\n== shipped default: threshold {SHIPPED.threshold}, guard {'on' if SHIPPED.verify else 'off'}, "
-          f"lexical rules only (learned_verifier: {SHIPPED.learned_verifier}) ==")
-    for r in rows:
-        if r["threshold"] == SHIPPED.threshold and r["verify"] == SHIPPED.verify \
-                and r["rules_only"] == (not SHIPPED.learned_verifier):
-            name = f"{r['split']}{' (rotated)' if r['rotated'] else ''}"
-            print(f"{name:>18}: paraphrase hit {r['hit_rate']:.1%}, false hit {r['false_hit_rate']:.1%}, "
-                  f"precision {r['precision']:.1%}, wrong-entry paraphrase hits {r['wrong_paraphrase_hits']}")
-    print(f"\n== opt-in: threshold {SHIPPED.threshold}, rules + learned verifier "
-          f"({model_name(model) if model else 'none loaded'}, p >= {model.threshold if model else float('nan'):.3f}) ==")
-    for r in rows:
-        if r["threshold"] == SHIPPED.threshold and r["verify"] and not r["rules_only"]:
-            name = f"{r['split']}{' (rotated)' if r['rotated'] else ''}"
-            print(f"{name:>18}: paraphrase hit {r['hit_rate']:.1%}, false hit {r['false_hit_rate']:.1%}, "
-                  f"precision {r['precision']:.1%}, wrong-entry paraphrase hits {r['wrong_paraphrase_hits']}")
+    describe = (f"rules + learned verifier ({model_name(model) if model else 'none loaded'}"
+                + (f", veto p < {model.veto_cut:.2f}, accept p >= {model.threshold:.2f})" if model else ")"))
+    sections = [(not SHIPPED.learned_verifier, "shipped default", describe if SHIPPED.learned_verifier else "rules only"),
+                (SHIPPED.learned_verifier, "for comparison", "rules only" if SHIPPED.learned_verifier else describe)]
+    for rules_only, title, what in sections:
+        print(f"\n== {title}: threshold {SHIPPED.threshold}, guard on, {what} ==")
+        for r in rows:
+            if r["threshold"] == SHIPPED.threshold and r["verify"] and r["rules_only"] == rules_only:
+                name = f"{r['split']}{' (rotated)' if r['rotated'] else ''}"
+                print(f"{name:>18}: paraphrase hit {r['hit_rate']:.1%}, false hit {r['false_hit_rate']:.1%}, "
+                      f"precision {r['precision']:.1%}, wrong-entry paraphrase hits {r['wrong_paraphrase_hits']}")
     for split in ("dev", "heldout"):
         base = [r for r in rows if r["split"] == split and not r["verify"] and not r["rotated"]]
         best = max((r for r in base if r["hit_rate"] >= 0.9), key=lambda r: r["threshold"], default=None)
@@ -224,7 +221,7 @@ async def main() -> None:
                   f"(precision {best['precision']:.1%})")
     if not cross_encoder.MODEL_PATH.exists():
         print(f"(no cross-encoder model at {cross_encoder.MODEL_PATH}: train one with "
-              f"`python -m cache.train_cross_encoder`; the opt-in rows use the trees)")
+              f"`python -m cache.train_cross_encoder`; the learned rows use the trees)")
     for line in verifier_latency(vectors):
         print(line)
     plot([r for r in rows if not r["rules_only"]], Path(args.plot))

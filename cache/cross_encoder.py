@@ -180,6 +180,7 @@ class CrossEncoderVerifier:
         self.threads = threads
         self.meta = read_meta(path)
         self.threshold = self.meta["cut"]
+        self.veto_cut = 0.0  # trained on refused pairs only: it never vetoes what the rules pass
         self.tok = tokenizer(self.meta["max_tokens"])
         self._lock = threading.Lock()
         self._torch = None
@@ -244,7 +245,7 @@ class CrossEncoderVerifier:
         with self._lock:
             return self.probs_torch(pairs)
 
-    def prob(self, query: str, cached: str) -> float:
+    def prob(self, query: str, cached: str, rules_ok: bool | None = None) -> float:
         return float(self.probs([(query, cached)])[0])
 
     def accepts(self, query: str, cached: str) -> tuple[bool, float]:

@@ -1,12 +1,17 @@
-"""Loader for the hand-written evaluation groups in `cache/data/` (format in cache/data/README.md)."""
+"""Loader for the hand-written groups in `cache/data/` (format in cache/data/README.md): the `dev` and
+`heldout` evaluation splits, and the `train` split (every file in `cache/data/train/`) that the learned
+verifier is fitted on."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 DATA_DIR = Path(__file__).parent / "data"
 SPLITS = {"dev": DATA_DIR / "groups_dev.txt", "heldout": DATA_DIR / "groups_heldout.txt"}
+TRAIN_DIR = DATA_DIR / "train"
 
 
 @dataclass
@@ -17,9 +22,18 @@ class Group:
     near_misses: list[tuple[str, str]] = field(default_factory=list)  # (kind, text)
 
 
+def split_paths(split: str) -> list[Path]:
+    if split == "train":
+        return sorted(TRAIN_DIR.glob("*.txt"))
+    return [SPLITS[split]]
+
+
 def load_groups(split: str) -> list[Group]:
+    return [g for path in split_paths(split) for g in load_file(path, split)]
+
+
+def load_file(path: Path, split: str) -> list[Group]:
     groups: list[Group] = []
-    path = SPLITS[split]
     for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -36,3 +50,21 @@ def load_groups(split: str) -> list[Group]:
         else:
             raise ValueError(f"{path}:{number}: expected 'Q:', '=' or '!': {raw!r}")
     return groups
+
+
+def texts_of(groups: list[Group]) -> list[str]:
+    return sorted({t for g in groups for t in [g.query, *g.paraphrases, *(x for _, x in g.near_misses)]})
+
+
+def repeated_questions(train: list[Group], evaluation: list[Group], vectors: dict[str, np.ndarray],
+                       max_cosine: float = 0.8) -> list[int]:
+    """Indices of training groups that ask an evaluation question again: any of the group's question or
+    paraphrases within `max_cosine` of any evaluation question or paraphrase. Trainers leave them out so
+    that dev calibration and held-out numbers measure unseen questions."""
+    evals = np.array([vectors[t] for g in evaluation for t in [g.query, *g.paraphrases]])
+    out = []
+    for gi, g in enumerate(train):
+        own = np.array([vectors[t] for t in [g.query, *g.paraphrases]])
+        if float((own @ evals.T).max()) >= max_cosine:
+            out.append(gi)
+    return out

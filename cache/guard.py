@@ -18,10 +18,12 @@ once both texts were analysed — the analysis is cached per text):
                  Quoted words are always specific; units and languages need the word itself.
 8. light swap  — "largest *city*" vs "largest *country*": light words may be added, never swapped.
 
-Checks 1–6 are hard vetoes. A pair refused only by 7–8 (unmatched words) gets a second chance from a
-small learned verifier: the fine-tuned cross-encoder (`cache.cross_encoder`) when its model file
-`cache/model/cross_encoder.safetensors` is present, else the gradient-boosted trees over pair features
-(`cache.verifier_model`); both are calibrated on the dev split. `verify_rules` is the rules alone.
+Checks 1–6 are hard vetoes. Every other pair goes to a small learned verifier (`verify`): the
+gradient-boosted trees over pair features (`cache.verifier_model`, fitted on the train split and
+calibrated on dev), or the fine-tuned cross-encoder (`cache.cross_encoder`) when its model file
+`cache/model/cross_encoder.safetensors` is present. It may overturn a refusal by 7–8 (a reworded word)
+and may refuse a pair 7–8 let through (a question the rules read as the same: "How long should a
+business plan be?" vs "How do I write a business plan?"). `verify_rules` is the rules alone.
 
 The guard errs towards refusing: a refused paraphrase costs one upstream call, a wrong hit costs a
 wrong answer. `verify(query, cached)` is symmetric in intent but reports the first failing check.
@@ -43,10 +45,6 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _TOKEN = re.compile(r"c\+\+|c#|f#|\.net|[^\W_]+(?:[.,]\d+)*|[$€£¥%°×*]", re.UNICODE | re.IGNORECASE)
 _QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|«([^»]+)»|'([^']{2,})'|‘([^’]+)’")
 _DIGITS = re.compile(r"^\d+(?:[.,]\d+)*$")
-_POLE_OF: dict[str, set[str]] = {}
-for _a, _b in lx.POLES:
-    _POLE_OF.setdefault(_a, set()).add(_b)
-    _POLE_OF.setdefault(_b, set()).add(_a)
 _MAX_PHRASE = max(len(k) for k in lx.PHRASES)
 _QUESTION_TYPES = {"who": "person", "when": "time", "where": "place", "why": "reason", "cause": "reason",
                    "how_many": "quantity"}
@@ -135,6 +133,11 @@ for _value in set(lx.CANONICAL.values()):
     _CANON_STEMMED.setdefault(_STEMMER.stemWord(_value), _value)
 
 
+# A pole is matched on the canonical form analyse() compares ("inside" → "insid", "decrease" → "lower");
+# the word as listed is kept too, for tokens the canonicaliser leaves as they are.
+_POLE_OF: dict[str, set[str]] = {}
+
+
 def light_stem(word: str) -> str:
     """Snowball (Porter2) stem; short words and tokens with digits are kept as they are. snowballstemmer
     runs the C implementation (PyStemmer, a dependency) when it is installed: identical stems on every
@@ -149,6 +152,16 @@ def _canon(token: str) -> str:
         return _CANON[token]
     stem = light_stem(token)
     return _CANON_STEMMED.get(stem, stem)
+
+
+for _a, _b in lx.POLES:
+    for _x, _y in ((_a, _b), (_canon(_a), _canon(_b))):
+        if _x != _y:
+            _POLE_OF.setdefault(_x, set()).add(_y)
+            _POLE_OF.setdefault(_y, set()).add(_x)
+
+
+_QUANTITY_NOUNS = frozenset(_canon(w) for w in lx.QUANTITY_NOUNS)
 
 
 def _apply_phrases(tokens: list[str]) -> list[str]:
@@ -334,6 +347,8 @@ def analyse(text: str) -> Facts:
         elif len(c) > 1 or c.isdigit():
             terms.add(c)
     question = frozenset(_QUESTION_TYPES[c] for c in canon if c in _QUESTION_TYPES)
+    if any(c in _QUANTITY_NOUNS for c in canon):
+        question |= {"quantity"}
     sources, targets = _directions(canon)
     return Facts(
         words=frozenset(canon) | frozenset(tokens),
@@ -430,24 +445,31 @@ SECOND_CHANCE = frozenset({"terms", "light"})
 
 
 def verify(query: str, cached: str) -> Verdict:
-    """May the answer cached for `cached` be served for `query`? The rules first; a pair they refuse
-    only for unmatched words (`terms`, `light`) goes to the learned verifier (`learned_model()`),
-    which accepts it above its calibrated threshold. Without a loadable model the rules decide alone."""
+    """May the answer cached for `cached` be served for `query`? The rules first: their hard vetoes
+    (language, numbers, negation, poles, question, direction) are final. Every other pair is decided by
+    the learned model (`learned_model()`): a pair the rules pass is served only at p >= its `veto_cut`,
+    a pair they refuse for unmatched words (`terms`, `light`) only at p >= its `threshold`. Without a
+    loadable model the rules decide alone."""
     verdict = verify_rules(query, cached)
-    if verdict.ok or verdict.reason not in SECOND_CHANCE:
+    if not verdict.ok and verdict.reason not in SECOND_CHANCE:
         return verdict
     model = learned_model()
-    if model is None:
+    if model is None or (not verdict.ok and model.threshold > 1.0):  # a cut above 1 never serves: skip it
         return verdict
-    ok, p = model.accepts(query, cached)
-    if ok:
+    p = model.prob(query, cached, rules_ok=verdict.ok)
+    if verdict.ok:
+        if p >= model.veto_cut:
+            return verdict
+        return Verdict(False, "model", f"rules pass; model p={p:.3f} < {model.veto_cut}")
+    if p >= model.threshold:
         return Verdict(True, None, f"model p={p:.3f} ({verdict.detail})")
     return Verdict(False, verdict.reason, f"{verdict.detail}; model p={p:.3f}")
 
 
 def learned_model():
-    """The second-chance model: the cross-encoder if its file is there and loads, else the trees; None
-    if neither loads. Either has `accepts(query, cached) -> (ok, p)` and a `threshold`."""
+    """The learned stage: the cross-encoder if its file is there and loads, else the trees; None if
+    neither loads. Either has `prob(query, cached, rules_ok=...) -> p`, `threshold` (serve a pair the rules
+    refused for unmatched words) and `veto_cut` (refuse a pair the rules passed)."""
     from cache import cross_encoder, verifier_model
 
     if cross_encoder.MODEL_PATH.exists():

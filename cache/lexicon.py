@@ -99,7 +99,18 @@ POLES: list[tuple[str, str]] = [
     ("input", "output"), ("maximum", "minimum"), ("higher", "lower"), ("more", "less"),
     ("larger", "smaller"), ("faster", "slower"), ("cheaper", "dearer"), ("large", "small"),
     ("gain", "loss"), ("profit", "loss"), ("rise", "fall"), ("build", "destroy"), ("built", "fall"),
+    ("cause", "effect"), ("primary", "secondary"), ("advantage", "disadvantage"), ("pro", "con"),
+    ("strength", "weakness"), ("success", "failure"), ("inner", "outer"), ("upper", "lower"),
+    ("male", "female"), ("odd", "even"), ("acid", "base"), ("dominant", "recessive"), ("public", "private"),
+    ("internal", "external"), ("vertical", "horizontal"), ("sunrise", "sunset"), ("entry", "exit"),
 ]
+
+# Attributes whose answer is an amount: "What is the population of Canada?" asks what "How many people
+# live in Canada?" asks. They stay terms; they also give the text the question type "quantity".
+QUANTITY_NOUNS = frozenset("""
+population amount count quantity total number cost price height weight length width depth distance age
+speed duration size area volume temperature
+""".split())
 
 # Canonical forms: variant → canonical. Applied after lower-casing and light stemming (see guard).
 CANONICAL: dict[str, str] = {

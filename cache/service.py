@@ -87,8 +87,11 @@ class CacheService:
         return service
 
     async def start(self) -> None:
-        if self.verifier in (near_miss.verify, near_miss.verify_rules):  # load the guard's table off the loop
-            await asyncio.get_running_loop().run_in_executor(None, synonyms.table)
+        loop = asyncio.get_running_loop()
+        if self.verifier in (near_miss.verify, near_miss.verify_rules):  # load the guard's data off the loop
+            await loop.run_in_executor(None, synonyms.table)
+        if self.verifier is near_miss.verify:
+            await loop.run_in_executor(None, near_miss.learned_model)
         await self.storage.start(self)
         self._housekeeper = asyncio.get_running_loop().create_task(self._housekeeping(), name="cache-housekeeping")
 

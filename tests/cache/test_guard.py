@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from cache.evalset import load_groups
-from cache.guard import verify
+from cache.guard import verify, verify_rules
 
 REFUSED = [  # (query, cached, the check that must refuse)
     ("What is the capital of Austria?", "What is the capital of Australia?", "terms"),
@@ -47,8 +47,9 @@ def test_near_misses_are_refused_by_the_right_check(query, cached, reason):
 
 
 @pytest.mark.parametrize(("query", "cached"), SERVED)
-def test_paraphrases_are_served(query, cached):
-    assert verify(query, cached).ok, verify(query, cached)
+def test_paraphrases_pass_the_rules(query, cached):
+    # the rules alone; the learned stage after them may still refuse (tests/cache/test_verifier.py)
+    assert verify_rules(query, cached).ok, verify_rules(query, cached)
 
 
 @pytest.mark.parametrize("split", ["dev", "heldout"])

@@ -1,4 +1,4 @@
-"""The learned second stage of the near-miss guard (cache/verifier_model.py, cache/train_verifier.py)."""
+"""The learned stage of the near-miss guard (cache/verifier_model.py, cache/train_verifier.py)."""
 
 from __future__ import annotations
 
@@ -25,22 +25,25 @@ MODEL_REFUSES = [
     ("Can cats eat grapes?", "Can dogs eat grapes?"),
     ("How do I take a screenshot on Windows?", "How do I take a screenshot on a Mac?"),
 ]
-# Paraphrases the rules refuse (a reworded content word) and the model serves (dev pairs; the model
-# trained with the WordNet-aware rules is calibrated to p >= 0.88 and overturns few refusals).
-MODEL_SERVES = [
+# Paraphrases the rules refuse for a reworded content word (dev pairs): what a model with a reachable
+# accept cut serves (the shipped cut is chosen by cache/train_verifier.py and may serve none).
+REWORDED = [
     ("How many players does a football side have on the pitch?", "How many players are on a soccer team on the field?"),
     ("Who wrote the Harry Potter books?", "Who is the author of Harry Potter?"),
-    ("Which ingredient is guacamole based on?", "What is the main ingredient in guacamole?"),
-    ("Can you suggest a book that teaches statistics well?", "Recommend a good book for learning statistics."),
+]
+# Passed by the rules (no unmatched term) but another question: the model refuses them. Not from any
+# split (written for this test).
+MODEL_VETOES = [
+    ("When should I repot a cactus?", "How do I repot a cactus?"),
 ]
 
 
 def test_model_file_loads_and_matches_the_features():
     model = vm.VerifierModel.load()
     assert model.spec["features"] == vm.FEATURES
-    assert 0.5 <= model.threshold < 1.0 and model.trees
+    assert 0.0 <= model.veto_cut <= model.threshold <= 1.01
     assert vm.shared_model() is not None
-    x = vm.pair_features(*MODEL_SERVES[0])
+    x = model.features(*REWORDED[0])
     assert x.shape == (len(vm.FEATURES),) and np.isfinite(x).all()
     assert 0.0 <= model.probability(x) <= 1.0
 
@@ -49,17 +52,32 @@ def test_model_file_loads_and_matches_the_features():
 def test_known_near_misses_are_refused(query, cached):
     rules = guard.verify_rules(query, cached)
     assert not rules.ok and rules.reason in guard.SECOND_CHANCE, rules  # the pair does reach the model
+    model = vm.shared_model()
     for q, c in ((query, cached), (cached, query)):
         verdict = guard.verify(q, c)
         assert not verdict.ok and verdict.reason in guard.SECOND_CHANCE, verdict
-        assert "model p=" in verdict.detail
+        assert model.threshold > 1.0 or model.prob(q, c) < model.threshold
 
 
-@pytest.mark.parametrize(("query", "cached"), MODEL_SERVES)
-def test_clear_paraphrases_are_served_by_the_model(query, cached):
-    assert not guard.verify_rules(query, cached).ok
+@pytest.mark.parametrize(("query", "cached"), REWORDED)
+def test_the_accept_cut_decides_reworded_pairs(query, cached, monkeypatch):
+    model = vm.shared_model()
+    rules = guard.verify_rules(query, cached)
+    assert not rules.ok and rules.reason in guard.SECOND_CHANCE
+    p = model.prob(query, cached)
+    monkeypatch.setattr(model, "threshold", p)
     verdict = guard.verify(query, cached)
-    assert verdict.ok and verdict.detail.startswith("model p="), verdict
+    assert verdict.ok and verdict.detail.startswith(f"model p={p:.3f}"), verdict
+    monkeypatch.setattr(model, "threshold", p + 1e-9)
+    verdict = guard.verify(query, cached)
+    assert not verdict.ok and verdict.reason == rules.reason, verdict
+
+
+@pytest.mark.parametrize(("query", "cached"), MODEL_VETOES)
+def test_the_model_refuses_other_questions_the_rules_pass(query, cached):
+    assert guard.verify_rules(query, cached).ok  # the rules see the same terms
+    verdict = guard.verify(query, cached)
+    assert not verdict.ok and verdict.reason == "model" and "rules pass" in verdict.detail, verdict
 
 
 def test_hard_vetoes_never_reach_the_model():
@@ -76,35 +94,49 @@ def test_hard_vetoes_never_reach_the_model():
 
 def test_without_a_model_the_rules_decide(monkeypatch):
     monkeypatch.setattr(vm, "shared_model", lambda: None)
-    query, cached = MODEL_SERVES[0]
-    assert guard.verify(query, cached) == guard.verify_rules(query, cached)
+    for query, cached in [*REWORDED, *MODEL_VETOES]:
+        assert guard.verify(query, cached) == guard.verify_rules(query, cached)
 
 
-def test_exported_trees_equal_sklearn(tmp_path):
-    from sklearn.ensemble import GradientBoostingClassifier
+def test_exported_trees_equal_sklearn():
+    from sklearn.ensemble import HistGradientBoostingClassifier
 
     from cache.train_verifier import export
 
     rng = np.random.default_rng(0)
-    x = rng.normal(size=(300, len(vm.FEATURES)))
-    y = (x[:, 0] + 0.5 * x[:, 3] > 0).astype(int)
-    sk = GradientBoostingClassifier(n_estimators=12, max_depth=3, random_state=0).fit(x, y)
-    spec = json.loads(json.dumps(export(sk, 0.8, {})))  # through JSON, as shipped
+    x = rng.normal(size=(400, len(vm.FEATURES)))
+    y = (x[:, 0] + 0.5 * x[:, 3] - x[:, 70] > 0).astype(int)
+    sk = HistGradientBoostingClassifier(max_iter=12, random_state=0).fit(x, y)
+    axes = {"mean": [0.0] * 384, "components": np.eye(vm.WORD_AXES, 384).tolist()}
+    swaps = {"mean": [0.0] * 384, "components": np.eye(vm.SWAP_AXES, 384).tolist()}
+    spec = json.loads(json.dumps(export(sk, {"words": axes, "swaps": swaps}, 0.2, 0.8, {})))  # through JSON
     model = vm.VerifierModel(spec)
-    assert np.allclose([model.log_odds(row) for row in x[:40]], sk.decision_function(x[:40]), atol=1e-9)
+    assert np.allclose([model.log_odds(row) for row in x[:60]], sk.decision_function(x[:60]), atol=1e-9)
+    assert (model.veto_cut, model.threshold) == (0.2, 0.8)
+
+
+def test_projection_puts_each_side_on_its_axes():
+    rng = np.random.default_rng(1)
+    raw = rng.normal(size=(2, 4 * 384))
+    words = {"mean": rng.normal(size=384).tolist(), "components": rng.normal(size=(vm.WORD_AXES, 384)).tolist()}
+    swaps = {"mean": rng.normal(size=384).tolist(), "components": rng.normal(size=(vm.SWAP_AXES, 384)).tolist()}
+    out = vm.project(raw, words, swaps)
+    assert out.shape == (2, 2 * vm.WORD_AXES + 2 * vm.SWAP_AXES)
+    w = np.array(words["components"])
+    assert np.allclose(out[1, vm.WORD_AXES:2 * vm.WORD_AXES], (raw[1, 384:768] - words["mean"]) @ w.T)
 
 
 def test_training_script_reproduces_on_a_tiny_run(tmp_path, encoder):
-    """Two tiny runs with one seed give the same model (the committed one comes from the full run)."""
+    """Two tiny runs with one seed write the same bytes (the committed model comes from the full run)."""
     outs = []
-    for name in ("a.json", "b.json"):
+    for name in ("a.json.gz", "b.json.gz"):
         out = tmp_path / name
         result = subprocess.run(
-            [sys.executable, "-m", "cache.train_verifier", "--limit-groups", "30", "--folds", "2",
-             "--n-estimators", "8", "--seed", "0", "--out", str(out)],
+            [sys.executable, "-m", "cache.train_verifier", "--limit-groups", "80", "--iterations", "8",
+             "--seed", "0", "--out", str(out)],
             cwd=ROOT, capture_output=True, text=True, timeout=600)
         assert result.returncode == 0, result.stderr[-2000:]
-        assert "chosen p >=" in result.stdout
-        outs.append(json.loads(out.read_text()))
-    assert outs[0]["trees"] == outs[1]["trees"] and outs[0]["threshold"] == outs[1]["threshold"]
-    assert vm.VerifierModel(outs[0]).trees
+        assert "chosen veto p <" in result.stdout and "exported trees reproduce scikit-learn" in result.stdout
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    assert vm.VerifierModel.load(tmp_path / "a.json.gz").value.size

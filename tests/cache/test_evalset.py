@@ -1,0 +1,29 @@
+"""The hand-written groups: evaluation splits (dev, heldout) and the train split the verifier is fitted on."""
+
+from __future__ import annotations
+
+from cache.evalset import SPLITS, Group, load_groups, repeated_questions, split_paths
+
+KINDS = {"entity", "number", "negation", "unit", "direction", "time", "language", "attribute"}
+
+
+def test_train_split_is_well_formed_and_apart_from_the_evaluation_files():
+    paths = split_paths("train")
+    assert len(paths) >= 10 and not set(paths) & set(SPLITS.values())
+    groups = load_groups("train")
+    assert len(groups) >= 2000
+    for g in groups:
+        assert len(g.paraphrases) >= 3 and len(g.near_misses) >= 3, g.query
+        assert {kind for kind, _ in g.near_misses} <= KINDS, g.query
+    questions = [g.query.lower() for g in groups]
+    assert len(set(questions)) == len(questions)
+
+
+def test_a_training_group_that_restates_an_evaluation_question_is_found(encoder):
+    evaluation = [Group("dev", "What is the capital of Australia?", ["Which city is Australia's capital?"])]
+    train = [Group("train", "How do I bake sourdough bread?", ["sourdough bread recipe"]),
+             Group("train", "Tell me the capital city of Australia.", ["australia capital?"]),
+             Group("train", "What is the capital of Austria?", ["Which city is Austria's capital?"])]
+    texts = [t for g in [*evaluation, *train] for t in [g.query, *g.paraphrases]]
+    vectors = dict(zip(texts, encoder.embed_many(texts)))
+    assert repeated_questions(train, evaluation, vectors, max_cosine=0.8) == [1]
