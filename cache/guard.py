@@ -19,11 +19,12 @@ once both texts were analysed — the analysis is cached per text):
 8. light swap  — "largest *city*" vs "largest *country*": light words may be added, never swapped.
 
 Checks 1–6 are hard vetoes. Every other pair goes to a small learned verifier (`verify`): the
-gradient-boosted trees over pair features (`cache.verifier_model`, fitted on the train split and
-calibrated on dev), or the fine-tuned cross-encoder (`cache.cross_encoder`) when its model file
-`cache/model/cross_encoder.safetensors` is present. It may overturn a refusal by 7–8 (a reworded word)
-and may refuse a pair 7–8 let through (a question the rules read as the same: "How long should a
-business plan be?" vs "How do I write a business plan?"). `verify_rules` is the rules alone.
+gradient-boosted trees over pair features (`cache.verifier_model`, fitted on the train split, cuts
+chosen on dev and on the train split out of fold), or the fine-tuned cross-encoder
+(`cache.cross_encoder`) when its model file `cache/model/cross_encoder.safetensors` is present. It may
+refuse a pair 7–8 let through (a question the rules read as the same: "How long should a business plan
+be?" vs "How do I write a business plan?") and, with an accept cut at or below 1, overturn a refusal by
+7–8 (a reworded word); the shipped trees only refuse. `verify_rules` is the rules alone.
 
 The guard errs towards refusing: a refused paraphrase costs one upstream call, a wrong hit costs a
 wrong answer. `verify(query, cached)` is symmetric in intent but reports the first failing check.

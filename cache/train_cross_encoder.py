@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cache import cross_encoder as ce  # noqa: E402
 from cache import guard  # noqa: E402
 from cache.evalset import Group, load_groups, repeated_questions  # noqa: E402
+from cache.train_verifier import lookups  # noqa: E402
 
 CANDIDATES = 4  # cache.service.CANDIDATES
 _WORD = re.compile(r"[^\W_]+")
@@ -183,32 +184,19 @@ def score(model, pairs: list[tuple[str, str]], max_tokens: int = 128, batch: int
     return np.concatenate(out) if out else np.zeros(0)
 
 
-def lookups(groups: list[Group], vectors: dict[str, np.ndarray], threshold: float, rotated: bool):
-    """The bench's protocol: per asked text, its candidates in order as (cached group, cached text, rules verdict)."""
-    stored = [g.paraphrases[0] if rotated else g.query for g in groups]
-    matrix = np.array([vectors[t] for t in stored])
-    out = []  # (group index, is_paraphrase, text, [(cached gi, cached text, rules ok, second chance)])
-    for gi, g in enumerate(groups):
-        askers = [(True, t) for t in [g.query, *g.paraphrases] if t != stored[gi]]
-        askers += [(False, t) for _, t in g.near_misses]
-        for para, text in askers:
-            sims = matrix @ vectors[text]
-            cands = []
-            for j in np.argsort(-sims)[:CANDIDATES]:
-                if sims[j] < threshold:
-                    break
-                v = guard.verify_rules(text, stored[j])
-                cands.append((int(j), stored[j], v.ok, v.reason in guard.SECOND_CHANCE))
-            out.append((gi, para, text, cands))
-    return out
+def second_chances(looks, folds: set[int] | None = None) -> list[tuple[str, str]]:
+    """The pairs of the lookups (`cache.train_verifier.lookups`) the model is asked about: refused by
+    the rules for unmatched words only (optionally: asked by groups in `folds`' groups)."""
+    return sorted({(text, cached) for gi, _, text, cands in looks if folds is None or gi in folds
+                   for _, cached, veto, ok, same in cands if not (veto or ok or same)})
 
 
 def simulate(looks, probs: dict[tuple[str, str], float], cut: float) -> dict:
     right = para = near = near_hits = wrong = 0
     for gi, is_para, text, cands in looks:
         served = None
-        for j, cached, ok, second in cands:
-            if ok or (second and probs.get((text, cached), 0.0) >= cut):
+        for j, cached, veto, ok, same in cands:
+            if same or ok or (not veto and probs.get((text, cached), 0.0) >= cut):
                 served = j
                 break
         if is_para:
@@ -221,13 +209,9 @@ def simulate(looks, probs: dict[tuple[str, str], float], cut: float) -> dict:
     return {"hit": right / para, "false": near_hits / near, "wrong": wrong, "near_hits": near_hits, "near": near}
 
 
-def calibrate(model, looks: dict[bool, list], max_false: float, max_false_rotated: float,
-              title: str) -> tuple[float, dict, dict] | None:
-    """Score every pair the rules send to the model in the bench's lookups, print the sweep, and return
-    the lowest cut whose false-hit rate stays within budget plain and rotated."""
-    need = sorted({(text, cached) for r in looks.values() for _, _, text, cands in r
-                   for _, cached, ok, second in cands if second and not ok})
-    probs = dict(zip(need, score(model, need).tolist()))
+def sweep(looks: dict[bool, list], probs: dict, max_false: float, max_false_rotated: float, title: str,
+          note: str) -> float:
+    """Print the bench simulation at each cut; return the lowest cut within budget plain and rotated."""
     print(f"\n{title}")
     print(f"{'p cut':>6} | {'para hit':>8} | {'false hit':>9} | {'rot. para':>9} | {'rot. false':>10}")
     print("-" * 56)
@@ -237,7 +221,18 @@ def calibrate(model, looks: dict[bool, list], max_false: float, max_false_rotate
         print(f"{c:>6.3f} | {a['hit']:>8.1%} | {a['false']:>9.1%} | {b['hit']:>9.1%} | {b['false']:>10.1%}")
         if chosen is None and a["false"] <= max_false and b["false"] <= max_false_rotated:
             chosen = (c, a, b)
-    return chosen
+    if chosen is None:
+        raise SystemExit("no cut meets the false-hit budget")
+    cut, a, b = chosen
+    print(f"chosen p >= {cut}: para hit {a['hit']:.1%}, false hit {a['false']:.1%}; rotated {b['hit']:.1%} / "
+          f"{b['false']:.1%} ({note}budget {max_false:.1%} / rotated {max_false_rotated:.1%})")
+    return cut
+
+
+def calibrate(model, looks: dict[bool, list], max_false: float, max_false_rotated: float, title: str) -> float:
+    """Score every pair the rules send to the model in the bench's lookups and sweep the cut."""
+    need = sorted({pair for r in looks.values() for pair in second_chances(r)})
+    return sweep(looks, dict(zip(need, score(model, need).tolist())), max_false, max_false_rotated, title, "")
 
 
 def main() -> None:
@@ -297,23 +292,12 @@ def main() -> None:
                                 near=near)
             model = train(pairs, args.layers, args.epochs, args.seed + k, lr=args.lr, desc=f"fold {k + 1}/{args.folds}",
                           device=args.device)
-            need = sorted({(text, cached) for r in looks.values() for gi, _, text, cands in r if fold_of[gi] == k
-                           for _, cached, ok, second in cands if second and not ok})
+            fold = {gi for gi in fold_of if fold_of[gi] == k}
+            need = sorted({pair for r in looks.values() for pair in second_chances(r, fold)})
             probs.update(zip(need, score(model, need).tolist()))
-        print(f"\ndev groups {len(groups)}; out-of-fold simulation of the bench at cosine threshold {threshold}:")
-        print(f"{'p cut':>6} | {'para hit':>8} | {'false hit':>9} | {'rot. para':>9} | {'rot. false':>10}")
-        print("-" * 56)
-        chosen = None
-        for c in [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99, 0.995, 0.998, 0.999, 1.01]:
-            a, b = simulate(looks[False], probs, c), simulate(looks[True], probs, c)
-            print(f"{c:>6.3f} | {a['hit']:>8.1%} | {a['false']:>9.1%} | {b['hit']:>9.1%} | {b['false']:>10.1%}")
-            if chosen is None and a["false"] <= args.max_false and b["false"] <= args.max_false_rotated:
-                chosen = (c, a, b)
-        if chosen is None:
-            raise SystemExit("no cut meets the false-hit budget")
-        cut, a, b = chosen
-        print(f"chosen p >= {cut}: para hit {a['hit']:.1%}, false hit {a['false']:.1%}; rotated {b['hit']:.1%} / "
-              f"{b['false']:.1%} (out of fold; budget {args.max_false:.1%} / rotated {args.max_false_rotated:.1%})")
+        cut = sweep(looks, probs, args.max_false, args.max_false_rotated,
+                    f"dev groups {len(groups)}; out-of-fold simulation of the bench at cosine threshold {threshold}:",
+                    "out of fold; ")
     pairs = build_pairs(groups, vectors, random.Random(args.seed), args.hard_k, augment=args.augment, near=near)
     positives = sum(1 for *_, y in pairs if y)
     print(f"final model: {len(pairs)} pairs ({positives} positive), {args.layers} layers, {args.epochs} epochs")
@@ -349,13 +333,8 @@ def train_on_train_split(args, threshold: float) -> None:
     print(f"model: {len(pairs)} pairs ({positives} positive), {args.layers} layers, {args.epochs} epochs")
     model = train(pairs, args.layers, args.epochs, args.seed, lr=args.lr, desc="train", device=args.device).cpu()
     looks = {r: lookups(dev, vectors, threshold, r) for r in (False, True)}
-    chosen = calibrate(model, looks, args.max_false, args.max_false_rotated,
-                       f"dev (unseen in training), bench lookup simulated at cosine threshold {threshold}:")
-    if chosen is None:
-        raise SystemExit("no cut meets the false-hit budget")
-    cut, a, b = chosen
-    print(f"chosen p >= {cut}: para hit {a['hit']:.1%}, false hit {a['false']:.1%}; rotated {b['hit']:.1%} / "
-          f"{b['false']:.1%} (budget {args.max_false:.1%} / rotated {args.max_false_rotated:.1%})")
+    cut = calibrate(model, looks, args.max_false, args.max_false_rotated,
+                    f"dev (unseen in training), bench lookup simulated at cosine threshold {threshold}:")
     ce.save_delta(model, Path(args.out), {"layers": args.layers, "cut": cut, "max_tokens": 128,
                                          "epochs": args.epochs, "seed": args.seed, "lr": args.lr, "augment": args.augment,
                                          "hard_k": args.hard_k, "near_swaps": args.near_swaps, "threshold": threshold,

@@ -169,12 +169,12 @@ class CachePolicy(Strict):
     semantic: bool = True
     threshold: float = Field(0.65, ge=0.0, le=1.0, description="cosine a semantic candidate must reach")
     verify: bool = Field(True, description="near-miss guard on semantic candidates (cache.guard: rules, "
-                                           "then the learned verifier for unmatched words)")
+                                           "then the learned verifier)")
     learned_verifier: bool = Field(True, description="after the rules' hard vetoes, let the learned verifier "
-                                   "(cache.guard.learned_model: gradient-boosted trees fitted on cache/data/train/, "
-                                   "calibrated on dev) decide: it serves reworded paraphrases the rules refuse and "
-                                   "refuses pairs the rules pass but the model reads as another question "
-                                   "(docs/cache.md); false: the lexical rules alone")
+                                   "(cache.guard.learned_model: gradient-boosted trees fitted on cache/data/train/) "
+                                   "decide: at the shipped cuts it refuses pairs the rules pass but reads as another "
+                                   "question (fewer wrong hits, ~6 points fewer paraphrase hits; docs/cache.md); "
+                                   "false: the lexical rules alone")
     ttl_seconds: int = Field(86400, ge=1)
     only_deterministic: bool = True
     max_entries: int | None = Field(None, ge=1, description="per-tenant LRU bound; default: the store's")
