@@ -276,7 +276,7 @@ class CacheService:
         threshold = self.threshold(tenant_id, policy)
         verify = self.verifier
         if verify is near_miss.verify and not policy.learned_verifier:
-            verify = near_miss.verify_rules  # the learned stage is opt-in per tenant
+            verify = near_miss.verify_rules  # a tenant may turn the learned stage off
         candidates = [(i, s) for i, s in index.search(vector, CANDIDATES) if s >= threshold]
         if not candidates:
             return None, None
