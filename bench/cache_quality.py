@@ -99,8 +99,7 @@ def verifier_latency(vectors: dict[str, np.ndarray]) -> list[str]:
                 sims = matrix @ vectors[text]
                 pairs += [(text, stored[k]) for k in np.argsort(-sims)[:4] if sims[k] >= SHIPPED.threshold]
     model = guard.learned_model()
-    second = [(q, c) for q, c in pairs if guard.verify_rules(q, c).ok
-              or guard.verify_rules(q, c).reason in guard.SECOND_CHANCE]
+    second = [(q, c) for q, c in pairs if not guard.verify_rules(q, c).hard_veto]
     lines = []
     for name, verify in (("rules only", guard.verify_rules), ("rules + learned verifier", guard.verify)):
         out = []

@@ -72,6 +72,11 @@ class Verdict:
     def __bool__(self) -> bool:
         return self.ok
 
+    @property
+    def hard_veto(self) -> bool:
+        """Refused by a check the learned stage may not overturn (anything but `SECOND_CHANCE`)."""
+        return not self.ok and self.reason not in SECOND_CHANCE
+
 
 @dataclass(frozen=True, slots=True)
 class Facts:
@@ -452,7 +457,7 @@ def verify(query: str, cached: str) -> Verdict:
     a pair they refuse for unmatched words (`terms`, `light`) only at p >= its `threshold`. Without a
     loadable model the rules decide alone."""
     verdict = verify_rules(query, cached)
-    if not verdict.ok and verdict.reason not in SECOND_CHANCE:
+    if verdict.hard_veto:
         return verdict
     model = learned_model()
     if model is None or (not verdict.ok and model.threshold > 1.0):  # a cut above 1 never serves: skip it

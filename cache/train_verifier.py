@@ -46,11 +46,6 @@ VETO_CUTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 ACCEPT_CUTS = (0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.01)
 
 
-def hard_veto(query: str, cached: str) -> bool:
-    verdict = guard.verify_rules(query, cached)
-    return not verdict.ok and verdict.reason not in guard.SECOND_CHANCE
-
-
 def build_pairs(groups: list[Group]) -> list[tuple[str, str, int, int]]:
     """(query, cached, label, group index) for every pair within a group that reaches the model."""
     pairs: dict[tuple[str, str], tuple[int, int]] = {}
@@ -69,15 +64,17 @@ def build_pairs(groups: list[Group]) -> list[tuple[str, str, int, int]]:
                 if n != m:
                     pairs.setdefault((n, m), (0, gi))
     return [(q, c, label, gi) for (q, c), (label, gi) in tqdm(pairs.items(), desc="rules", unit="pair", mininterval=5)
-            if q != c and not hard_veto(q, c)]
+            if q != c and not guard.verify_rules(q, c).hard_veto]
 
 
-def raw_features(pairs, words: vm.WordVectors) -> tuple[np.ndarray, np.ndarray]:
-    base = np.array([vm.base_features(q, c, words) for q, c, *_ in tqdm(pairs, desc="features", unit="pair",
-                                                                          mininterval=5)])
-    raw = np.array([vm.word_features(q, c, words) for q, c, *_ in tqdm(pairs, desc="word vectors", unit="pair",
-                                                                         mininterval=5)])
-    return base, raw
+def raw_features(pairs, words: vm.WordVectors, progress: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(named features, raw word vectors) per pair; the unmatched terms are found once per pair."""
+    base, raw = [], []
+    for q, c, *_ in tqdm(pairs, desc="features", unit="pair", mininterval=5, disable=not progress):
+        miss = vm.unmatched(q, c)
+        base.append(vm.base_features(q, c, words, miss))
+        raw.append(vm.word_features(q, c, words, miss))
+    return np.array(base), np.array(raw)
 
 
 def fit(base: np.ndarray, raw: np.ndarray, y: np.ndarray, seed: int, iterations: int):
@@ -91,7 +88,7 @@ def fit(base: np.ndarray, raw: np.ndarray, y: np.ndarray, seed: int, iterations:
 
     projections = {"words": axes(np.concatenate([raw[:, :384], raw[:, 384:768]]), vm.WORD_AXES),
                    "swaps": axes(np.concatenate([raw[:, 768:1152], raw[:, 1152:]]), vm.SWAP_AXES)}
-    x = np.hstack([base, vm.project(raw, projections["words"], projections["swaps"])])
+    x = vm.assemble(base, raw, projections["words"], projections["swaps"])
     model = HistGradientBoostingClassifier(max_iter=iterations, learning_rate=0.1, max_leaf_nodes=31,
                                            early_stopping=False, random_state=seed).fit(x, y)
     return model, projections
@@ -134,8 +131,7 @@ def lookups(groups: list[Group], vectors: dict[str, np.ndarray], threshold: floa
                     cands.append((int(j), stored[j], False, True, True))
                     continue
                 verdict = guard.verify_rules(text, stored[j])
-                veto = not verdict.ok and verdict.reason not in guard.SECOND_CHANCE
-                cands.append((int(j), stored[j], veto, verdict.ok, False))
+                cands.append((int(j), stored[j], verdict.hard_veto, verdict.ok, False))
             out.append((gi, para, text, cands))
     return out
 
@@ -183,10 +179,8 @@ def rates(runs, veto_cut: float | None, accept_cut: float | None) -> tuple[float
 
 def predictor(model, projections, words: vm.WordVectors):
     def predict(pairs: list[tuple[str, str]]) -> list[float]:
-        base = np.array([vm.base_features(q, c, words) for q, c in pairs])
-        raw = np.array([vm.word_features(q, c, words) for q, c in pairs])
-        x = np.hstack([base, vm.project(raw, projections["words"], projections["swaps"])])
-        return model.predict_proba(x)[:, 1].tolist()
+        base, raw = raw_features(pairs, words, progress=False)
+        return model.predict_proba(vm.assemble(base, raw, projections["words"], projections["swaps"]))[:, 1].tolist()
     return predict
 
 
@@ -294,7 +288,7 @@ def main() -> None:
         "seed": args.seed, "iterations": args.iterations, "threshold_cos": threshold, "train_groups": len(groups),
         "pairs": len(pairs), "trained_on": "cache/data/train/", "cuts_chosen_on": "cache/data/groups_dev.txt"})))
     shipped = vm.VerifierModel(spec)
-    sample = np.hstack([base, vm.project(raw, projections["words"], projections["swaps"])])[:: max(1, len(pairs) // 500)]
+    sample = vm.assemble(base, raw, projections["words"], projections["swaps"])[:: max(1, len(pairs) // 500)]
     gap = max(abs(shipped.probability(row) - p) for row, p in zip(sample, model.predict_proba(sample)[:, 1]))
     if gap > 1e-6:
         raise SystemExit(f"exported trees disagree with scikit-learn (max |dp| {gap:.2e})")

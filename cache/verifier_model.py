@@ -239,6 +239,11 @@ def project(raw: np.ndarray, words: dict, swaps: dict) -> np.ndarray:
                       (raw[:, 768:1152] - s_mean) @ s_axes.T, (raw[:, 1152:] - s_mean) @ s_axes.T])
 
 
+def assemble(base: np.ndarray, raw: np.ndarray, words: dict, swaps: dict) -> np.ndarray:
+    """The model's input rows (`FEATURES`): named features, then the raw vectors on the trained axes."""
+    return np.hstack([np.atleast_2d(base), project(raw, words, swaps)])
+
+
 # --- the model -----------------------------------------------------------------------------------------
 
 class VerifierModel:
@@ -274,8 +279,7 @@ class VerifierModel:
         vectors = vectors or WordVectors.shared()
         miss = unmatched(query, cached)
         raw = word_features(query, cached, vectors, miss)
-        return np.concatenate([base_features(query, cached, vectors, miss, rules_ok),
-                               project(raw, self.words, self.swaps)[0]])
+        return assemble(base_features(query, cached, vectors, miss, rules_ok), raw, self.words, self.swaps)[0]
 
     def log_odds(self, x: np.ndarray) -> float:
         node = self.roots
