@@ -4,7 +4,8 @@ the near-miss guard, through the real CacheService (in-memory store, real encode
 Protocol per split: every group's question is stored (one tenant, one request context), then each
 paraphrase and each near-miss is looked up.
   paraphrase hit rate = paraphrases answered with their own group's entry
-  false-hit rate      = near-misses answered with any entry (+ paraphrases answered with a wrong one)
+  false-hit rate      = near-misses answered with any entry but an exact hit (a near-miss that is word for
+                        word another group's question gets that question's answer, which is right)
   precision           = right hits / all hits
 A harder variant ("rotated") stores the first paraphrase instead of the question, so near-misses
 (written as edits of the question) also differ in wording from what is cached.
@@ -73,7 +74,8 @@ async def evaluate(encoder: Encoder, split: str, thresholds: list[float], verify
             for _, text in group.near_misses:
                 look = await service.lookup("bench", policy, "chat", body(text), vectors[text])
                 near += 1
-                near_hits += look.hit is not None
+                # a near-miss written exactly as another group's question is answered right by its exact hit
+                near_hits += look.hit is not None and look.hit.kind != "exact"
             bar.update(1)
         hits = right + wrong_para + near_hits
         rows.append({"split": split, "rotated": rotated, "verify": verify, "rules_only": rules_only, "threshold": threshold,

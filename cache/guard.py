@@ -11,20 +11,25 @@ once both texts were analysed — the analysis is cached per text):
 3. negation    — both negated or both not.
 4. poles       — no antonym facing its opposite (before/after, max/min, enable/disable, …).
 5. question    — compatible question types (who ≠ when ≠ where ≠ why ≠ how many).
-6. direction   — conversions and translations go the same way (miles→km ≠ km→miles).
-7. terms       — every specific term of either text (anything that is not a function, phrasing or
+6. intent      — the wording asks for the same kind of answer: "How do I calculate EBITDA?" (a how-to) is
+                 not "What is EBITDA?" (a definition), "How long should I brine a turkey?" (an amount)
+                 not "How do I brine a turkey?".
+7. direction   — conversions and translations go the same way (miles→km ≠ km→miles).
+8. terms       — every specific term of either text (anything that is not a function, phrasing or
                  light word, after spelling/abbreviation/synonym canonicalisation) appears in the other,
                  or a WordNet synonym of it does (`cache.synonyms`; "earth"/"world", "graph"/"chart").
-                 Quoted words are always specific; units and languages need the word itself.
-8. light swap  — "largest *city*" vs "largest *country*": light words may be added, never swapped.
+                 Quoted words are always specific; units and languages need the word itself. Words
+                 spelled like function words are terms where they name something: "the US", "in May",
+                 "a will", "IT", single letters ("vitamin K").
+9. light swap  — "largest *city*" vs "largest *country*": light words may be added, never swapped.
 
-Checks 1–6 are hard vetoes. Every other pair goes to a small learned verifier (`verify`): the
+Checks 1–7 are hard vetoes. Every other pair goes to a small learned verifier (`verify`): the
 gradient-boosted trees over pair features (`cache.verifier_model`, fitted on the train split, cuts
 chosen on dev and on the train split out of fold), or the fine-tuned cross-encoder
 (`cache.cross_encoder`) when its model file `cache/model/cross_encoder.safetensors` is present. It may
-refuse a pair 7–8 let through (a question the rules read as the same: "How long should a business plan
-be?" vs "How do I write a business plan?") and, with an accept cut at or below 1, overturn a refusal by
-7–8 (a reworded word); the shipped trees only refuse. `verify_rules` is the rules alone.
+refuse a pair 8–9 let through (a question the rules read as the same: "What did Napoleon look like?" vs
+"Who was Napoleon?") and, with an accept cut at or below 1, overturn a refusal by
+8–9 (a reworded word); the shipped trees only refuse. `verify_rules` is the rules alone.
 
 The guard errs towards refusing: a refused paraphrase costs one upstream call, a wrong hit costs a
 wrong answer. `verify(query, cached)` is symmetric in intent but reports the first failing check.
@@ -95,6 +100,7 @@ class Facts:
     targets: frozenset[str]
     ordered: frozenset[tuple[str, str]]
     language: str | None
+    intent: str | None  # the kind of answer the wording asks for (`_intent`)
 
 
 def _script(text: str) -> str | None:
@@ -186,8 +192,23 @@ def _apply_phrases(tokens: list[str]) -> list[str]:
     return out
 
 
+# "US" is the country, "us" mostly the pronoun ("tell us"); a lower-case "us" opening a query or after
+# "the"/"in"/"a" is the country too ("us passport renewal price", "jobs in the us")
+_US = re.compile(r"\bU\.S\.(?:A\.)?|\bUSA?\b|^\W*us\b|(?<=\bthe )us\b|(?<=\bin )us\b|(?<=\ba )us\b", re.M)
+_MAY = re.compile(r"(?<=[^\W\d_] )May\b|\bMay(?= \d)")  # "in May", "May 5"; not "May I …"
+_WILL = re.compile(r"\b(a|my|the|your|his|her|their|living) will\b(?! be\b)|\b()will(?= (?:vs|versus)\b)", re.I)
+_IT = re.compile(r"\bIT\b")
+_CLITICS = frozenset("s t d m ll re ve".split())  # what is left of "it's", "don't" when an apostrophe is odd
+
+
 def _tokenize(text: str) -> list[str]:
     text = text.replace("’", "'").replace("‘", "'")
+    text = _US.sub(" USA ", text)
+    # content words that are spelled like function words: the month, the legal document, the agency
+    text = _MAY.sub(" maymonth ", text)
+    text = _WILL.sub(lambda m: f"{m.group(1) or ''} testament", text)
+    if not text.isupper():
+        text = _IT.sub(" infotech ", text)
     text = re.sub(r"([^\W_]+)-free\b", r"without \1", text)
     text = re.sub(r"\bcan't\b", "can not", text, flags=re.I)
     text = re.sub(r"\bwon't\b", "will not", text, flags=re.I)
@@ -301,6 +322,111 @@ def _directions(canon: list[str]) -> tuple[set[str], set[str]]:
     return sources, targets
 
 
+_AUX = frozenset("do does can could should would will to i you we one".split())
+_BE = frozenset("is are was were".split())
+_YES_NO_LEADS = frozenset("is are was were am can could do does did should will would has have had may must".split())
+_WH = frozenset("what which who whom whose when where why how whether".split())
+_WH_INTENT = {"who": "person", "whom": "person", "whose": "person", "when": "time", "where": "place",
+              "why": "reason", "whether": "yesno"}
+_DESCRIBE = frozenset("describe explain define".split())
+_TELL = _DESCRIBE | {"tell"}
+# "Australia's capital" (an attribute of something, not a definition); not "what's", "it's", "there's"
+_POSSESSIVE = re.compile(r"\b(?!(?:what|that|it|there|here|who|where|how|let|he|she)['’]s\b)\w+['’]s\b", re.I)
+_PARTICIPLE = re.compile(r"^(?:\w+ed|" + "|".join(sorted(lx.IRREGULAR_PARTICIPLES)) + ")$")
+
+
+# Intents that ask for different answers. Pairs not listed may share an answer ("How do earthquakes
+# happen?" / "Why do earthquakes happen?"); "comparison" conflicts with nothing (the compared terms are
+# the terms check's business).
+_CONFLICTS = {
+    "definition": {"manner", "quantity", "yesno", "reason", "norm", "person", "time", "place", "composition"},
+    "composition": {"manner", "quantity", "yesno", "person", "time", "place"},
+    "manner": {"quantity", "norm", "yesno", "person", "time"},
+    "quantity": {"yesno", "person", "place", "reason"},
+    "yesno": {"person", "time", "place", "reason", "norm"},
+    "reason": {"person", "time", "place"},
+}
+_INTENT_CONFLICTS = frozenset(frozenset((a, b)) for a, others in _CONFLICTS.items() for b in others)
+
+
+def _intent(raw: list[str], text: str) -> str | None:
+    """The kind of answer the question's own wording asks for, read from how it starts: "manner" (how to
+    do it: "How do I calculate EBITDA?", "How is mead made?"), "definition" ("What is EBITDA?", "What
+    does X mean?"), "composition" ("What is mead made of?"), "norm" ("What is a good cap rate?"),
+    "yesno" ("Do I need gap insurance?"), "comparison", "quantity", or who/when/where/why. None when
+    the wording does not say: keyword queries, "what is the X of Y", "how did …". Intents that
+    `_CONFLICTS` lists want different answers ("How do I calculate EBITDA?" is not "What is EBITDA?")."""
+    words = list(raw)
+    possessive = bool(_POSSESSIVE.search(text))
+    for i, w in enumerate(words[:-1]):  # the tokenizer drops "'s": "What's EBITDA?" → what is EBITDA
+        if w in ("what", "that") and words[i + 1] not in _BE and re.search(rf"\b{w}['’]s\b", text, re.I):
+            words.insert(i + 1, "is")
+            break
+    if any(w in lx.COMPARISON_WORDS for w in words) or ("or" in words and any(w in lx.CHOICE_VERBS for w in words)):
+        return "comparison"  # "X vs Y", "Is X the same as Y?", "Should I use who or whom?"
+    if set(zip(words, words[1:])) & lx.COMPOSITION_PAIRS:
+        return "composition"  # "What is kombucha made of?" is not "What is kombucha?"
+    stripped = True
+    explained = False
+    while stripped and words:  # polite and request prefixes: "Can you tell me …", "Explain …"
+        stripped = False
+        for prefix in lx.REQUEST_PREFIXES:
+            if tuple(words[:len(prefix)]) == prefix and len(words) > len(prefix):
+                explained |= prefix[0] in _DESCRIBE
+                words = words[len(prefix):]
+                stripped = True
+                break
+    if not words:
+        return None
+    first = words[0]
+    if explained and first not in _WH:
+        return None  # "Explain exception handling" asks for a definition and a how-to alike
+    if first in _WH_INTENT:
+        return _WH_INTENT[first]
+    if first == "how":
+        nxt = words[1] if len(words) > 1 else None
+        if nxt in lx.HOW_ADJECTIVES:
+            return "quantity"
+        if nxt == "come":
+            return "reason"  # "How come …?"
+        if nxt == "did":
+            return None  # "How did Napoleon die?" asks what happened, not for a how-to
+        if len(words) > 3 and nxt in ("would", "do", "can", "could", "should") and words[3] in _TELL:
+            return None  # "How would you describe recursion?": a request, not a how-to
+        if nxt is None or nxt in _AUX or (nxt in _BE and _PARTICIPLE.match(words[-1])):
+            return "manner"
+        return None
+    if any(w in lx.MANNER_NOUNS and i + 1 < len(words) and words[i + 1] in ("to", "for", "of")
+           for i, w in enumerate(words)):
+        return "manner"
+    if first in ("what", "which"):
+        if "mean" in words or "meaning" in words:
+            return "definition"
+        if len(words) > 2 and words[1] in _BE:
+            rest = words[2:]
+            article = rest[0] in ("a", "an", "the")
+            if article:
+                rest = rest[1:]
+            if article and rest and rest[0] in lx.NORM_WORDS:
+                return "norm"
+            if any(w in ("reason", "reasons", "cause", "causes") for w in rest):
+                return "reason"
+            # "What is (the) X?" with nothing after X: a definition; "What is the X of Y", "… in 2020",
+            # "What is the largest X", "What is Australia's capital" ask for something else
+            bare = not any(w in lx.FUNCTION or w in lx.SUPERLATIVES or w in lx.QUANTITY_NOUNS
+                           or _parse_number(w) is not None for w in rest)
+            if rest and bare and not possessive:
+                return "definition"
+        return None
+    if first in _YES_NO_LEADS:
+        if "or" in words and words[words.index("or") + 1:words.index("or") + 2] != ["not"]:
+            return None  # a choice: "Should I stretch before or after running?"
+        return "yesno"
+    if len(words) > 2 and words[-2:] == ["or", "not"]:
+        return "yesno"
+    return None
+
+
 def _ordered_pairs(canon: list[str], terms: set[str]) -> set[tuple[str, str]]:
     """(a, b) for every 'a … to/into … b' — 'convert a string to an integer', 'from London to Paris':
     the same two terms the other way round ask the opposite question."""
@@ -350,9 +476,10 @@ def analyse(text: str) -> Facts:
             light.add(c)
         elif c in _POLE_OF:
             terms.add(c)
-        elif len(c) > 1 or c.isdigit():
+        elif len(c) > 1 or c.isdigit() or (c.isalpha() and c not in _CLITICS):  # vitamin K ≠ vitamin C
             terms.add(c)
     question = frozenset(_QUESTION_TYPES[c] for c in canon if c in _QUESTION_TYPES)
+    intent = _intent(raw, text)
     if any(c in _QUANTITY_NOUNS for c in canon):
         question |= {"quantity"}
     sources, targets = _directions(canon)
@@ -370,6 +497,7 @@ def analyse(text: str) -> Facts:
         targets=frozenset(targets),
         ordered=frozenset(_ordered_pairs(canon, terms)),
         language=language,
+        intent=intent,
     )
 
 
@@ -452,7 +580,7 @@ SECOND_CHANCE = frozenset({"terms", "light"})
 
 def verify(query: str, cached: str) -> Verdict:
     """May the answer cached for `cached` be served for `query`? The rules first: their hard vetoes
-    (language, numbers, negation, poles, question, direction) are final. Every other pair is decided by
+    (language, numbers, negation, poles, question, intent, direction) are final. Every other pair is decided by
     the learned model (`learned_model()`): a pair the rules pass is served only at p >= its `veto_cut`,
     a pair they refuse for unmatched words (`terms`, `light`) only at p >= its `threshold`. Without a
     loadable model the rules decide alone."""
@@ -504,6 +632,8 @@ def verify_rules(query: str, cached: str) -> Verdict:
                 return Verdict(False, "poles", f"{word} vs {opposite}")
     if a.question and b.question and not (a.question & b.question):
         return Verdict(False, "question", f"{sorted(a.question)} vs {sorted(b.question)}")
+    if frozenset((a.intent, b.intent)) in _INTENT_CONFLICTS:
+        return Verdict(False, "intent", f"{a.intent} vs {b.intent}")
     if (a.targets & b.sources) - b.targets or (a.sources & b.targets) - b.sources:
         return Verdict(False, "direction", f"{sorted(a.sources)}→{sorted(a.targets)} vs "
                                            f"{sorted(b.sources)}→{sorted(b.targets)}")

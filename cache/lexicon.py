@@ -40,7 +40,7 @@ best good better right proper correct ideal optimal effective efficient recommen
 typical typically usual usually normal normally general generally common commonly mostly mainly
 basically simply simple easy easiest quick quickly fast fastest exact exactly precise precisely
 possible possibly able allowed
-thing things something anything stuff kind sort
+thing things something anything stuff kind
 question answer info information detail details explanation definition meaning mean means
 quickest
 actually currently today's
@@ -112,6 +112,23 @@ population amount count quantity total number cost price height weight length wi
 speed duration size area volume temperature
 """.split())
 
+# What a question's opening says about the answer it wants (`guard._intent`).
+HOW_ADJECTIVES = frozenset("many much long far old big tall high deep wide heavy fast hot cold often large".split())
+REQUEST_PREFIXES = (("can", "you"), ("could", "you"), ("would", "you"), ("will", "you"), ("tell", "me"),
+                    ("show", "me"), ("give", "me"), ("let", "me", "know"), ("help", "me", "understand"),
+                    ("i", "want", "to", "know"), ("i", "would", "like", "to", "know"), ("do", "you", "know"),
+                    ("please",), ("explain",), ("describe",))
+NORM_WORDS = frozenset("good normal healthy ideal reasonable acceptable".split())  # "What is a good cap rate?"
+MANNER_NOUNS = frozenset("way ways method methods steps procedure instructions".split())  # "the way to …"
+COMPARISON_WORDS = frozenset("""difference differences differ differs different versus vs compare compared
+comparison distinguish distinguishes same""".split())
+COMPOSITION_PAIRS = frozenset({("made", "of"), ("made", "from"), ("consist", "of"), ("consists", "of"),
+                               ("composed", "of"), ("ingredients", "in"), ("ingredients", "of")})
+CHOICE_VERBS = frozenset("use write say choose pick".split())  # "Should I use who or whom?"
+IRREGULAR_PARTICIPLES = frozenset("""made done built written grown taken given known drawn shown born kept spent
+sold paid set put cut run won chosen spoken eaten found held brought caught taught thought bought told sent
+meant""".split())
+
 # Canonical forms: variant → canonical. Applied after lower-casing and light stemming (see guard).
 CANONICAL: dict[str, str] = {
     # superlatives and poles
@@ -146,9 +163,12 @@ CANONICAL: dict[str, str] = {
     "sterling": "pound", "jpy": "yen", "¥": "yen", "chf": "franc", "cny": "yuan", "rmb": "yuan",
     "inr": "rupee", "mph": "mile_per_hour", "kph": "kilometer_per_hour", "kmh": "kilometer_per_hour",
     # places and peoples (adjective ↔ place; unambiguous ones only)
-    "usa": "us", "america": "us", "american": "us", "americans": "us",
+    # the country is "united_states", never "us" (a function word: it would vanish from the comparison)
+    "usa": "united_states", "america": "united_states", "american": "united_states",
+    "americans": "united_states",
     "uk": "uk", "britain": "uk", "british": "uk", "england": "england", "english": "english",
     "nyc": "new_york_city", "la": "los_angeles",
+    "maymonth": "may_month", "infotech": "information_technology", "testament": "testament",
     "australian": "australia", "austrian": "austria", "canadian": "canada", "french": "french",
     "german": "german", "germany": "germany", "japanese": "japanese", "japan": "japan",
     "chinese": "chinese", "china": "china", "italian": "italian", "italy": "italy",
@@ -285,7 +305,7 @@ LANGUAGE_STOPWORDS: dict[str, frozenset[str]] = {
 
 # Multi-word expressions rewritten to one canonical token before anything else (longest first).
 PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
-    ("united", "states", "of", "america"): ("us",), ("united", "states"): ("us",),
+    ("united", "states", "of", "america"): ("united_states",), ("united", "states"): ("united_states",),
     ("united", "kingdom"): ("uk",), ("great", "britain"): ("uk",), ("new", "york", "city"): ("new_york_city",),
     ("new", "york"): ("new_york",), ("los", "angeles"): ("los_angeles",),
     ("second", "world", "war"): ("world_war", "2"), ("first", "world", "war"): ("world_war", "1"),
@@ -325,7 +345,7 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("for", "loop"): ("for_loop",), ("while", "loop"): ("while_loop",), ("do", "while"): ("do_while",),
     ("for", "each"): ("for_each",), ("if", "statement"): ("if_statement",),
 
-    ("degrees",): ("degree",),
+    ("degrees",): ("degree",), ("sort", "of"): ("kind", "of"),  # "sort" alone is the verb
 }
 
 # Superlatives, and the words naming their default scope: "the largest desert" asks for the largest

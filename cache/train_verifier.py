@@ -6,7 +6,7 @@
    dev or held-out question again (a question or paraphrase within cosine 0.8 of one of theirs).
 2. Pairs. Within a group the question and its paraphrases are interchangeable (positives, both orders);
    a near-miss against any of them, and two near-misses of one group, are negatives. Pairs a hard rule
-   vetoes (numbers, negation, poles, question type, direction, language) never reach the model and are
+   vetoes (numbers, negation, poles, question type, intent, direction, language) never reach the model and are
    left out; everything else is kept, whether the rules pass it or refuse it for unmatched words.
 3. Model. Principal axes for the unmatched-word vectors are fitted on the training pairs, then a
    histogram gradient-boosted tree ensemble (scikit-learn) on all features; the trees are exported as
@@ -147,10 +147,10 @@ def simulate(looks, probs: dict, veto_cut: float | None, accept_cut: float | Non
     bench protocol; cuts None = the rules alone."""
     right = para = near = near_hits = 0
     for gi, is_para, text, cands in looks:
-        served = None
+        served, exact = None, False
         for j, cached, veto, ok, same in cands:
             if same:
-                served = j
+                served, exact = j, True
                 break
             if veto:
                 continue
@@ -167,7 +167,8 @@ def simulate(looks, probs: dict, veto_cut: float | None, accept_cut: float | Non
             right += served == gi
         else:
             near += 1
-            near_hits += served is not None
+            # a near-miss written exactly as another group's question is answered right by its exact hit
+            near_hits += served is not None and not exact
     return np.array([right, para, near_hits, near])
 
 

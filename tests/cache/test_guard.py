@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from cache.evalset import load_groups
-from cache.guard import verify, verify_rules
+from cache.guard import analyse, verify, verify_rules
 
 REFUSED = [  # (query, cached, the check that must refuse)
     ("What is the capital of Austria?", "What is the capital of Australia?", "terms"),
@@ -24,6 +24,18 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("Did it rain in Seattle yesterday?", "Is it going to rain in Seattle tomorrow?", "poles"),
     ("Should I use a comma before \"that\"?", "Should I use a comma before \"which\"?", "terms"),
     ("How do I declare a constant in C#?", "How do I declare a constant in C++?", "terms"),
+    ("How do I calculate EBITDA?", "What is EBITDA?", "intent"),
+    ("How is GDP calculated?", "What is GDP?", "intent"),
+    ("How long should I brine a turkey?", "How do I brine a turkey?", "intent"),
+    ("Do I need gap insurance?", "What is gap insurance?", "intent"),
+    ("Who created the Eisenhower matrix?", "What is the Eisenhower matrix?", "intent"),
+    ("What is a good cap rate?", "What is a cap rate?", "intent"),
+    ("What is the Eiffel Tower made of?", "What is the Eiffel Tower?", "intent"),
+    ("What is the longest river in the United States?", "What is the longest river in the world?", "terms"),
+    ("How many planes are in the air over the US right now?", "How many planes are in the air right now?", "terms"),
+    ("Explain the offside rule in American football.", "Explain the offside rule in football.", "terms"),
+    ("Which foods are high in vitamin K?", "Which foods are high in vitamin C?", "terms"),
+    ("What is the weather like in Lisbon in May?", "What is the weather like in Lisbon?", "terms"),
 ]
 SERVED = [
     ("Which city is Australia's capital?", "What is the capital of Australia?"),
@@ -36,6 +48,33 @@ SERVED = [
     ("At what temperature in Fahrenheit does water boil?", "What is the boiling point of water in Fahrenheit?"),
     ("How can I disable notifications on Android?", "How do I turn off notifications on Android?"),
     ("what's the colour of the sky", "What is the color of the sky?"),
+    ("What is the reason cats purr?", "Why do cats purr?"),
+    ("Why do earthquakes happen?", "How do earthquakes happen?"),
+    ("Could you explain recursion?", "Explain recursion."),
+    ("What's the way to reverse a Python list?", "How do I reverse a list in Python?"),
+]
+
+INTENTS = [  # what the wording of a question asks for (`guard._intent`)
+    ("How do I calculate EBITDA?", "manner"),
+    ("How is mead made?", "manner"),
+    ("What's the best way to learn touch typing?", "manner"),
+    ("What is EBITDA?", "definition"),
+    ("What does the phrase 'break the ice' mean?", "definition"),
+    ("What is a good cap rate?", "norm"),
+    ("What is kombucha made of?", "composition"),
+    ("How long does it take to renew a passport?", "quantity"),
+    ("Do I need gap insurance?", "yesno"),
+    ("97 prime or not?", "yesno"),
+    ("Tell me whether coffee causes dehydration.", "yesno"),
+    ("Is a CV the same thing as a resume?", "comparison"),
+    ("Who created the Eisenhower matrix?", "person"),
+    ("What is the reason cats purr?", "reason"),
+    # the wording does not say: no constraint
+    ("What is the capital of Australia?", None),
+    ("Should I stretch before or after running?", None),
+    ("How did the Titanic sink?", None),
+    ("Explain exception handling in Python.", None),
+    ("python reverse list", None),
 ]
 
 
@@ -52,6 +91,11 @@ def test_paraphrases_pass_the_rules(query, cached):
     assert verify_rules(query, cached).ok, verify_rules(query, cached)
 
 
+@pytest.mark.parametrize(("text", "intent"), INTENTS)
+def test_the_intent_is_read_from_the_wording(text, intent):
+    assert analyse(text).intent == intent
+
+
 @pytest.mark.parametrize("split", ["dev", "heldout"])
 def test_guard_refuses_the_labelled_near_misses(split):
     """Quality floor on the hand-labelled set (not a timing): the guard refuses ≥ 99% of the near-misses
@@ -63,6 +107,24 @@ def test_guard_refuses_the_labelled_near_misses(split):
     served = sum(verify(q, c).ok for q, c in para) / len(para)
     assert refused >= 0.99, refused
     assert served >= 0.35, served
+
+
+@pytest.mark.parametrize(("text", "term", "present"), [
+    ("How many planes are over the US?", "united_states", True),
+    ("What is the U.S. population?", "united_states", True),
+    ("us passport renewal price", "united_states", True),
+    ("Can you help us?", "united_states", False),
+    ("What is the weather in Lisbon in May?", "may_month", True),
+    ("May I ask a question?", "may_month", False),
+    ("What happens if I die without a will?", "testament", True),
+    ("Will it rain tomorrow?", "testament", False),
+    ("How do I get a job in IT?", "information_technology", True),
+    ("Which foods are high in vitamin K?", "k", True),
+])
+def test_content_words_spelled_like_function_words(text, term, present):
+    # "us", "may", "will", "it" and single letters are function words or noise almost always; where they
+    # name a country, a month, a document, a field or a vitamin they must be compared like any term
+    assert (term in analyse(text).terms) == present, analyse(text).terms
 
 
 def test_stemming_runs_on_the_c_snowball():

@@ -34,7 +34,8 @@ REWORDED = [
 # Passed by the rules (no unmatched term) but another question: the model refuses them. Not from any
 # split (written for this test).
 MODEL_VETOES = [
-    ("When should I repot a cactus?", "How do I repot a cactus?"),
+    ("What did Napoleon look like?", "Who was Napoleon?"),
+    ("What did Shakespeare look like?", "Who was Shakespeare?"),
 ]
 
 
@@ -87,6 +88,7 @@ def test_hard_vetoes_never_reach_the_model():
         ("What is the smallest ocean on Earth?", "What is the largest ocean on Earth?", "poles"),
         ("Convert 10 kilometers to miles.", "Convert 10 miles to kilometers.", "direction"),
         ("What is the capital of France?", "Quelle est la capitale de la France ?", "language"),
+        ("How do I calculate EBITDA?", "What is EBITDA?", "intent"),
     ]:
         verdict = guard.verify(query, cached)
         assert not verdict.ok and verdict.reason == reason and "model" not in (verdict.detail or ""), verdict
