@@ -162,6 +162,10 @@ def light_stem(word: str) -> str:
 def _canon(token: str) -> str:
     if token in _CANON:
         return _CANON[token]
+    if not token.isascii():  # "Pokémon" = "Pokemon", "café" = "cafe"; other scripts keep their letters
+        folded = "".join(ch for ch in unicodedata.normalize("NFKD", token) if not unicodedata.combining(ch))
+        if folded != token and folded.isascii():
+            return _canon(folded)
     stem = light_stem(token)
     return _CANON_STEMMED.get(stem, stem)
 

@@ -36,6 +36,7 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("Explain the offside rule in American football.", "Explain the offside rule in football.", "terms"),
     ("Which foods are high in vitamin K?", "Which foods are high in vitamin C?", "terms"),
     ("What is the weather like in Lisbon in May?", "What is the weather like in Lisbon?", "terms"),
+    ("How long can I leave my puppy alone?", "How long can I leave my dog alone?", "terms"),
 ]
 SERVED = [
     ("Which city is Australia's capital?", "What is the capital of Australia?"),
@@ -52,6 +53,12 @@ SERVED = [
     ("Why do earthquakes happen?", "How do earthquakes happen?"),
     ("Could you explain recursion?", "Explain recursion."),
     ("What's the way to reverse a Python list?", "How do I reverse a list in Python?"),
+    ("How do I remove a Docker volume?", "docker delete volume"),
+    ("How tall is the Eiffel Tower?", "What is the height of the Eiffel Tower?"),
+    ("how to restart a k8s deployment", "How do I restart a Kubernetes deployment?"),
+    ("python dict comprehension", "How do I write a dictionary comprehension in Python?"),
+    ("How often should I water a cactus?", "cactus watering frequency"),
+    ("Is the café open on Sundays?", "Is the cafe open on Sundays?"),
 ]
 
 INTENTS = [  # what the wording of a question asks for (`guard._intent`)
