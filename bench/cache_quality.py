@@ -109,6 +109,7 @@ def verifier_latency(vectors: dict[str, np.ndarray]) -> list[str]:
             times = []
             for query, cached in pairs:
                 if clear:
+                    guard._phrased.cache_clear()
                     guard.analyse.cache_clear()
                     guard.surface.cache_clear()
                     synonyms._senses.cache_clear()

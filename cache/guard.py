@@ -446,11 +446,20 @@ def _ordered_pairs(canon: list[str], terms: set[str]) -> set[tuple[str, str]]:
 
 
 @lru_cache(maxsize=65536)
-def analyse(text: str) -> Facts:
+def _phrased(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(tokens, tokens with multi-word phrases rewritten): shared by `analyse` and `surface`, which
+    would otherwise tokenize every new text twice on the hit path."""
     raw = _tokenize(text)
+    return tuple(raw), tuple(_apply_phrases(raw))
+
+
+@lru_cache(maxsize=65536)
+def analyse(text: str) -> Facts:
+    raw_tuple, phrased = _phrased(text)
+    raw = list(raw_tuple)
     language = _language(raw, text)
     foreign = lx.LANGUAGE_STOPWORDS.get(language, frozenset()) if language not in (None, "en") else frozenset()
-    tokens = _apply_phrases(raw)
+    tokens = list(phrased)
     values, ordinals, used, percents = _numbers(tokens)
     if values and any(t in ("c", "f") for t in tokens):  # "100 f to c"
         tokens = [{"c": "celsius", "f": "fahrenheit"}.get(t, t) for t in tokens]
@@ -528,7 +537,7 @@ def surface(text: str) -> tuple[dict[str, str], frozenset[str]]:
     """canonical term → the word as written (lower case), and the words written capitalised mid-sentence
     or in capitals (entity-like: 'Java', 'NATO')."""
     mapping: dict[str, str] = {}
-    for tok in _apply_phrases(_tokenize(text)):
+    for tok in _phrased(text)[1]:
         mapping.setdefault(_canon(tok), tok)
     capitalised = set()
     for i, match in enumerate(_WORD.finditer(text)):
