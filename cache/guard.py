@@ -344,7 +344,7 @@ _PARTICIPLE = re.compile(r"^(?:\w+ed|" + "|".join(sorted(lx.IRREGULAR_PARTICIPLE
 # the terms check's business).
 _CONFLICTS = {
     "definition": {"manner", "quantity", "yesno", "reason", "norm", "person", "time", "place", "composition"},
-    "composition": {"manner", "quantity", "yesno", "person", "time", "place"},
+    "composition": {"manner", "quantity", "yesno", "person", "time", "place", "what-is"},
     "manner": {"quantity", "norm", "yesno", "person", "time"},
     "quantity": {"yesno", "person", "place", "reason"},
     "yesno": {"person", "time", "place", "reason", "norm"},
@@ -357,9 +357,11 @@ def _intent(raw: list[str], text: str) -> str | None:
     """The kind of answer the question's own wording asks for, read from how it starts: "manner" (how to
     do it: "How do I calculate EBITDA?", "How is mead made?"), "definition" ("What is EBITDA?", "What
     does X mean?"), "composition" ("What is mead made of?"), "norm" ("What is a good cap rate?"),
-    "yesno" ("Do I need gap insurance?"), "comparison", "quantity", or who/when/where/why. None when
-    the wording does not say: keyword queries, "what is the X of Y", "how did …". Intents that
-    `_CONFLICTS` lists want different answers ("How do I calculate EBITDA?" is not "What is EBITDA?")."""
+    "yesno" ("Do I need gap insurance?"), "comparison", "quantity", who/when/where/why, or "what-is"
+    (any other "What is …?": "What is the capital of Australia?", which only a composition question
+    contradicts). None when the wording does not say: keyword queries, "Explain X", "how did …".
+    Intents that `_CONFLICTS` lists want different answers ("How do I calculate EBITDA?" is not "What
+    is EBITDA?")."""
     words = list(raw)
     possessive = bool(_POSSESSIVE.search(text))
     for i, w in enumerate(words[:-1]):  # the tokenizer drops "'s": "What's EBITDA?" → what is EBITDA
@@ -421,6 +423,7 @@ def _intent(raw: list[str], text: str) -> str | None:
                            or _parse_number(w) is not None for w in rest)
             if rest and bare and not possessive:
                 return "definition"
+            return "what-is"  # "What is the black box on a plane?": some attribute, at least not its make-up
         return None
     if first in _YES_NO_LEADS:
         if "or" in words and words[words.index("or") + 1:words.index("or") + 2] != ["not"]:

@@ -31,6 +31,7 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("Who created the Eisenhower matrix?", "What is the Eisenhower matrix?", "intent"),
     ("What is a good cap rate?", "What is a cap rate?", "intent"),
     ("What is the Eiffel Tower made of?", "What is the Eiffel Tower?", "intent"),
+    ("What is the black box on a plane made of?", "What is the black box on a plane?", "intent"),
     ("What is the longest river in the United States?", "What is the longest river in the world?", "terms"),
     ("How many planes are in the air over the US right now?", "How many planes are in the air right now?", "terms"),
     ("Explain the offside rule in American football.", "Explain the offside rule in football.", "terms"),
@@ -76,8 +77,8 @@ INTENTS = [  # what the wording of a question asks for (`guard._intent`)
     ("Is a CV the same thing as a resume?", "comparison"),
     ("Who created the Eisenhower matrix?", "person"),
     ("What is the reason cats purr?", "reason"),
+    ("What is the capital of Australia?", "what-is"),  # an attribute: only "made of" contradicts it
     # the wording does not say: no constraint
-    ("What is the capital of Australia?", None),
     ("Should I stretch before or after running?", None),
     ("How did the Titanic sink?", None),
     ("Explain exception handling in Python.", None),
