@@ -145,11 +145,6 @@ for _value in set(lx.CANONICAL.values()):
     _CANON_STEMMED.setdefault(_STEMMER.stemWord(_value), _value)
 
 
-# A pole is matched on the canonical form analyse() compares ("inside" → "insid", "decrease" → "lower");
-# the word as listed is kept too, for tokens the canonicaliser leaves as they are.
-_POLE_OF: dict[str, set[str]] = {}
-
-
 def light_stem(word: str) -> str:
     """Snowball (Porter2) stem; short words and tokens with digits are kept as they are. snowballstemmer
     runs the C implementation (PyStemmer, a dependency) when it is installed: identical stems on every
@@ -170,6 +165,9 @@ def _canon(token: str) -> str:
     return _CANON_STEMMED.get(stem, stem)
 
 
+# A pole is matched on the canonical form analyse() compares ("inside" → "insid", "decrease" → "lower");
+# the word as listed is kept too, for tokens the canonicaliser leaves as they are.
+_POLE_OF: dict[str, set[str]] = {}
 for _a, _b in lx.POLES:
     for _x, _y in ((_a, _b), (_canon(_a), _canon(_b))):
         if _x != _y:
@@ -363,7 +361,6 @@ def _intent(raw: list[str], text: str) -> str | None:
     Intents that `_CONFLICTS` lists want different answers ("How do I calculate EBITDA?" is not "What
     is EBITDA?")."""
     words = list(raw)
-    possessive = bool(_POSSESSIVE.search(text))
     for i, w in enumerate(words[:-1]):  # the tokenizer drops "'s": "What's EBITDA?" → what is EBITDA
         if w in ("what", "that") and words[i + 1] not in _BE and re.search(rf"\b{w}['’]s\b", text, re.I):
             words.insert(i + 1, "is")
@@ -421,7 +418,7 @@ def _intent(raw: list[str], text: str) -> str | None:
             # "What is the largest X", "What is Australia's capital" ask for something else
             bare = not any(w in lx.FUNCTION or w in lx.SUPERLATIVES or w in lx.QUANTITY_NOUNS
                            or _parse_number(w) is not None for w in rest)
-            if rest and bare and not possessive:
+            if rest and bare and not _POSSESSIVE.search(text):
                 return "definition"
             return "what-is"  # "What is the black box on a plane?": some attribute, at least not its make-up
         return None

@@ -93,7 +93,7 @@ class CacheService:
         if self.verifier is near_miss.verify:
             await loop.run_in_executor(None, near_miss.learned_model)
         await self.storage.start(self)
-        self._housekeeper = asyncio.get_running_loop().create_task(self._housekeeping(), name="cache-housekeeping")
+        self._housekeeper = loop.create_task(self._housekeeping(), name="cache-housekeeping")
 
     async def aclose(self) -> None:
         if self._housekeeper is not None:

@@ -44,7 +44,6 @@ from cache import guard  # noqa: E402
 from cache.evalset import Group, load_groups, repeated_questions  # noqa: E402
 from cache.train_verifier import lookups  # noqa: E402
 
-CANDIDATES = 4  # cache.service.CANDIDATES
 _WORD = re.compile(r"[^\W_]+")
 
 

@@ -40,8 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cache import guard  # noqa: E402
 from cache import verifier_model as vm  # noqa: E402
 from cache.evalset import Group, load_file, load_groups, repeated_questions, split_paths, texts_of  # noqa: E402
+from cache.service import CANDIDATES  # noqa: E402
 
-CANDIDATES = 4  # cache.service.CANDIDATES
 VETO_CUTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 ACCEPT_CUTS = (0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.01)
 

@@ -37,7 +37,6 @@ import json
 import math
 import re
 import threading
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -146,11 +145,6 @@ def _lead(text: str) -> list[float]:
     return [float(word == w) for w in LEADS] + [float(word not in LEADS)]
 
 
-@lru_cache(maxsize=65536)
-def _length(text: str) -> int:
-    return len(guard._tokenize(text))
-
-
 def base_features(query: str, cached: str, vectors: WordVectors | None = None,
                   miss: tuple[list[str], list[str]] | None = None, rules_ok: bool | None = None) -> np.ndarray:
     """The named features (`BASE_FEATURES`); `miss` (`unmatched(query, cached)`) and `rules_ok`
@@ -191,7 +185,7 @@ def base_features(query: str, cached: str, vectors: WordVectors | None = None,
     capitalised = bool(words_q & caps_a or words_c & caps_b)
     typed = any(t in guard._TYPED for t in miss_q + miss_c)
     digits = any(any(ch.isdigit() for ch in t) for t in miss_q + miss_c)
-    len_a, len_b = _length(query), _length(cached)
+    len_a, len_b = len(guard._phrased(query)[0]), len(guard._phrased(cached)[0])  # tokens, tokenized once per text
     n_q, n_c = len(miss_q), len(miss_c)
     terms = len(a.terms) + len(b.terms)
     return np.array([
