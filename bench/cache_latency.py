@@ -6,7 +6,9 @@ synthetic vectors are real question embeddings plus noise (cosine ~0.5 to their 
 crowd the same region of the space as real traffic and the IVF clusters are realistic. Queries are
 real paraphrases, encoded one at a time as requests arrive (no batching help).
 
-    python bench/cache_latency.py [--sizes 10000,100000,1000000] [--queries 400]
+    python bench/cache_latency.py [--sizes 10000,100000,1000000] [--queries 400] [--plot bench/results/cache_latency.png]
+
+Writes the HIT latency CDF per size and the encode/lookup split as a PNG (bench/results/cache_latency.png).
 """
 
 from __future__ import annotations
@@ -137,7 +139,55 @@ async def run_size(n: int, encoder: Encoder, real_texts: list[str], real_vectors
         "hit_p99": pct(hit_total_t, 99) if hit_total_t else float("nan"),
         "flat_p50": pct(flat_t, 50) if flat_t else None,
         "index_bytes": index_bytes, "store_bytes": store_bytes,
+        "hit_ms": [t * 1000 for t in hit_total_t], "encode_ms": [t * 1000 for t in encode_t],
+        "lookup_ms": [t * 1000 for t in lookup_t],
     }
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    """Left: the CDF of HIT latency (encode + lookup) per index size, with the done-when's p50/p99 lines.
+    Right: where a request's time goes (encode vs lookup, p50) and the HIT p99, per size."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (cdf, parts) = plt.subplots(1, 2, figsize=(12, 4.2))
+    for r in rows:
+        hits = np.sort(r["hit_ms"])
+        if len(hits):
+            cdf.plot(hits, np.arange(1, len(hits) + 1) / len(hits), label=f"{r['n']:,} entries ({r['kind']})")
+    cdf.axvline(5, color="grey", ls="--", lw=0.8)
+    cdf.axvline(15, color="grey", ls=":", lw=0.8)
+    cdf.axhline(0.5, color="grey", lw=0.5)
+    cdf.axhline(0.99, color="grey", lw=0.5)
+    cdf.set_xscale("log")
+    ticks = [2, 3, 4, 5, 7, 10, 15, 20, 30]
+    cdf.set_xticks(ticks, [str(t) for t in ticks])
+    cdf.minorticks_off()
+    cdf.set_xlabel("HIT latency, encode + lookup (ms, log)")
+    cdf.set_ylabel("fraction of hits")
+    cdf.set_title("cache hit latency (targets at 100k: p50 ≤ 5 ms, p99 ≤ 15 ms)")
+    cdf.legend(fontsize=8)
+    cdf.grid(alpha=0.3)
+    x = np.arange(len(rows))
+    enc = [np.percentile(r["encode_ms"], 50) for r in rows]
+    look = [np.percentile(r["lookup_ms"], 50) for r in rows]
+    parts.bar(x, enc, 0.5, color="tab:blue", label="encode p50")
+    parts.bar(x, look, 0.5, bottom=enc, color="tab:orange", label="lookup p50 (search + fetch + guard)")
+    p99 = [np.percentile(r["hit_ms"], 99) if r["hit_ms"] else np.nan for r in rows]
+    parts.plot(x, p99, "k_", ms=30, mew=2, label="HIT p99")
+    parts.set_ylim(0, np.nanmax([*p99, *(e + lk for e, lk in zip(enc, look))]) * 1.45)  # room for the legend
+    parts.set_xticks(x, [f"{r['n']:,}" for r in rows])
+    parts.set_xlabel("entries in the namespace")
+    parts.set_ylabel("ms")
+    parts.set_title("where a request's time goes")
+    parts.legend(fontsize=8, loc="upper left")
+    parts.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 async def main() -> None:
@@ -146,6 +196,8 @@ async def main() -> None:
     parser.add_argument("--queries", type=int, default=400)
     parser.add_argument("--rules-only", action="store_true",
                         help="guard without the learned verifier (learned_verifier: false), for comparison")
+    parser.add_argument("--plot", default=str(Path(__file__).parent / "results" / "cache_latency.png"),
+                        help="where to write the latency plot ('' for none)")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -176,6 +228,9 @@ async def main() -> None:
               f"{r['index_bytes']:>13,.0f} | {r['store_bytes']:>13,.0f}")
     print("lookup = exact-key get + FAISS search + entry fetch + guard; total = encode + lookup; "
           "HIT = total over lookups that were served from the cache")
+    if args.plot:
+        plot(rows, Path(args.plot))
+        print(f"plot: {args.plot}")
 
 
 if __name__ == "__main__":

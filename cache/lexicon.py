@@ -112,6 +112,9 @@ population amount count quantity total number cost price height weight length wi
 speed duration size area volume temperature
 """.split())
 
+# "What percentage …", "What year …": a "what X" question that still asks for an amount or a date.
+MEASURE_WORDS = frozenset("percentage percent proportion fraction share ratio year years month day time age period".split())
+
 # What a question's opening says about the answer it wants (`guard._intent`).
 HOW_ADJECTIVES = frozenset("many much long far old big tall high deep wide heavy fast hot cold often large".split())
 REQUEST_PREFIXES = (("can", "you"), ("could", "you"), ("would", "you"), ("will", "you"), ("tell", "me"),
@@ -372,3 +375,55 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
 SUPERLATIVES = frozenset(k for k in CANONICAL if k.endswith("est")) | frozenset(
     "most least best worst top maximum minimum".split())
 WORLD_SCOPE = frozenset("world earth planet globe globally worldwide".split())
+
+# The form an answer is asked to take. A request for a form the other text does not even mention wants
+# another answer: "Write a poem about the ocean" is not "Explain the ocean", "Give me 3 riddles with
+# answers" is not "Give me 3 riddles" (but "ocean poem" is "Write a poem about the ocean"). Patterns are
+# token sequences as the guard's tokenizer writes them. Register ("in simple terms", "simply") is not a
+# form: people ask "Explain entropy in simple terms" and "What is entropy?" for the same answer.
+def _patterns(text: str) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(p.split()) for p in text.split(","))
+
+
+# Works to be written are requested only after a verb that asks to create them ("Write a poem about…",
+# "Tell me a joke"); "Who wrote the poem…", "the story of Romeo and Juliet" merely mention one.
+CREATED_FORMS = {form: _patterns(patterns) for form, patterns in {
+    "poem": "poem,poems,poetry,verse,verses,acrostic",
+    "sonnet": "sonnet,sonnets",
+    "haiku": "haiku,haikus",
+    "limerick": "limerick,limericks",
+    "song": "song,songs,lyrics,jingle",
+    "story": "story,stories,tale,tales,fable,fables",
+    "essay": "essay,essays",
+    "email": "email,emails,e mail",
+    "joke": "joke,jokes,pun,puns",
+    "tweet": "tweet,tweets",
+}.items()}
+CREATE_VERBS = frozenset("write compose draft create generate make give tell craft pen produce come".split())
+# Other forms: (patterns that request the form, further words that only mention it).
+OUTPUT_FORMS = {form: (_patterns(request), _patterns(mention) if mention else ()) for form, (request, mention) in {
+    "summary": ("summarize,summarise,summarizing,summarising,sum up,summary of,synopsis of,recap of,tldr,tl dr",
+                "summary,summaries,synopsis,recap"),
+    "table": ("in a table,as a table,table format,markdown table", ""),
+    "quiz": ("quiz,quizzes,flashcard,flashcards,worksheet", ""),
+    "bullets": ("bullet point,bullet points,bulleted,bullet list", ""),
+    "brief": ("briefly,brief,concise,concisely,succinct,succinctly,in a nutshell", ""),
+    "detailed": ("in detail,detailed,in depth,thorough,thoroughly,comprehensive,comprehensively,exhaustive", ""),
+    "examples": ("with examples,with an example,with example,with code examples", "example,examples"),
+    "answers": ("with answers,with the answers,with solutions,answer key", "answer,answers,solution,solutions"),
+}.items()}
+
+# Terms that start with a phrasing word ("common", "proper", "simple", "right", "general", "normal"…),
+# which would otherwise be dropped: "What is a common noun?" and "What is a proper noun?" would both
+# read as "noun". Each becomes one token ("common_noun"); a plural is the same token.
+SCAFFOLD_COMPOUNDS = """
+common noun, proper noun, common cold, common law, common sense, common denominator, common factor,
+common multiple, common stock, common ancestor, simple interest, simple machine, simple sugar, simple past,
+simple present, simple future, simple carbohydrate, simple harmonic motion, right angle, right triangle,
+right wing, right of way, general relativity, general election, general anesthesia, general anaesthetic,
+general practitioner, general strike, normal distribution, normal force, proper fraction, good friday,
+best man, fast food, fast fashion, main course, use case, milky way
+"""
+PHRASES.update({form: ("_".join(words),)
+                for words in (tuple(c.split()) for c in SCAFFOLD_COMPOUNDS.split(","))
+                for form in (words, (*words[:-1], words[-1] + "s"))})

@@ -1,6 +1,6 @@
 """Fine-tune the near-miss guard's cross-encoder (`cache/cross_encoder.py`) on the DEV split only.
 
-    nice -n 10 python -m cache.train_cross_encoder [--device cuda] [--layers 4] [--epochs 3] [--folds 4]
+    nice -n 10 python -m cache.train_cross_encoder [--device cuda] [--bf16] [--layers 4] [--epochs 3] [--folds 4]
 
 Pairs (dev groups only; the held-out split is never read):
 - positives: every ordered pair within a group's {question, paraphrases};
@@ -133,7 +133,7 @@ def build_pairs(groups: list[Group], vectors: dict[str, np.ndarray], rng: random
 
 
 def train(pairs: list[tuple[str, str, float]], layers: int, epochs: int, seed: int, batch: int = 32,
-          lr: float = 1e-4, max_tokens: int = 128, desc: str = "train", device: str = "cpu"):
+          lr: float = 1e-4, max_tokens: int = 128, desc: str = "train", device: str = "cpu", bf16: bool = False):
     import torch
 
     torch.manual_seed(seed)
@@ -156,9 +156,11 @@ def train(pairs: list[tuple[str, str, float]], layers: int, epochs: int, seed: i
             for start in range(0, len(order), batch):
                 chunk = [pairs[i] for i in order[start:start + batch]]
                 feeds = ce.encode_pairs(tok, [(a, b) for a, b, _ in chunk])
-                logits = model(*(torch.from_numpy(feeds[n]).to(device) for n in ce.INPUT_NAMES))
+                # bf16 autocast (weights stay fp32): 1.7x the batches per second on an AMX CPU, faster on GPUs
+                with torch.autocast(device_type=torch.device(device).type, dtype=torch.bfloat16, enabled=bf16):
+                    logits = model(*(torch.from_numpy(feeds[n]).to(device) for n in ce.INPUT_NAMES))
                 loss = torch.nn.functional.binary_cross_entropy_with_logits(
-                    logits, torch.tensor([y for _, _, y in chunk], dtype=torch.float32, device=device))
+                    logits.float(), torch.tensor([y for _, _, y in chunk], dtype=torch.float32, device=device))
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
@@ -251,6 +253,7 @@ def main() -> None:
     parser.add_argument("--augment", type=int, default=3, help="term-swap negatives per positive pair")
     parser.add_argument("--hard-k", type=int, default=3, help="nearest other-group texts per text (negatives)")
     parser.add_argument("--device", default="cpu", help="torch device for training (cpu, cuda)")
+    parser.add_argument("--bf16", action="store_true", help="train under bf16 autocast (AMX CPUs, GPUs)")
     parser.add_argument("--out", default=str(ce.MODEL_PATH))
     parser.add_argument("--train-split", choices=("dev", "train"), default="dev",
                         help="dev: fit on dev with out-of-fold calibration (the measured protocol); "
@@ -290,7 +293,7 @@ def main() -> None:
             pairs = build_pairs(train_groups, vectors, random.Random(args.seed + k), args.hard_k, augment=args.augment,
                                 near=near)
             model = train(pairs, args.layers, args.epochs, args.seed + k, lr=args.lr, desc=f"fold {k + 1}/{args.folds}",
-                          device=args.device)
+                          device=args.device, bf16=args.bf16)
             fold = {gi for gi in fold_of if fold_of[gi] == k}
             need = sorted({pair for r in looks.values() for pair in second_chances(r, fold)})
             probs.update(zip(need, score(model, need).tolist()))
@@ -300,7 +303,8 @@ def main() -> None:
     pairs = build_pairs(groups, vectors, random.Random(args.seed), args.hard_k, augment=args.augment, near=near)
     positives = sum(1 for *_, y in pairs if y)
     print(f"final model: {len(pairs)} pairs ({positives} positive), {args.layers} layers, {args.epochs} epochs")
-    model = train(pairs, args.layers, args.epochs, args.seed, lr=args.lr, desc="final", device=args.device).cpu()
+    model = train(pairs, args.layers, args.epochs, args.seed, lr=args.lr, desc="final", device=args.device,
+                  bf16=args.bf16).cpu()
     ce.save_delta(model, Path(args.out), {"layers": args.layers, "cut": cut, "max_tokens": 128,
                                          "epochs": args.epochs, "seed": args.seed, "lr": args.lr, "augment": args.augment,
                                          "hard_k": args.hard_k, "near_swaps": args.near_swaps, "threshold": threshold,
@@ -330,7 +334,8 @@ def train_on_train_split(args, threshold: float) -> None:
         pairs = rng.sample(pairs, args.max_pairs)
     positives = sum(1 for *_, y in pairs if y)
     print(f"model: {len(pairs)} pairs ({positives} positive), {args.layers} layers, {args.epochs} epochs")
-    model = train(pairs, args.layers, args.epochs, args.seed, lr=args.lr, desc="train", device=args.device).cpu()
+    model = train(pairs, args.layers, args.epochs, args.seed, lr=args.lr, desc="train", device=args.device,
+                  bf16=args.bf16).cpu()
     looks = {r: lookups(dev, vectors, threshold, r) for r in (False, True)}
     cut = calibrate(model, looks, args.max_false, args.max_false_rotated,
                     f"dev (unseen in training), bench lookup simulated at cosine threshold {threshold}:")

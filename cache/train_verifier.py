@@ -6,7 +6,7 @@
    dev or held-out question again (a question or paraphrase within cosine 0.8 of one of theirs).
 2. Pairs. Within a group the question and its paraphrases are interchangeable (positives, both orders);
    a near-miss against any of them, and two near-misses of one group, are negatives. Pairs a hard rule
-   vetoes (numbers, negation, poles, question type, intent, direction, language) never reach the model and are
+   vetoes (numbers, negation, poles, question type, intent, form, direction, language) never reach the model and are
    left out; everything else is kept, whether the rules pass it or refuse it for unmatched words.
 3. Model. Principal axes for the unmatched-word vectors are fitted on the training pairs, then a
    histogram gradient-boosted tree ensemble (scikit-learn) on all features; the trees are exported as

@@ -1,7 +1,7 @@
 """The learned stage of the near-miss guard: may this candidate be served?
 
 `cache.guard.verify` runs the certain rules first (language, numbers, negation, poles, question type,
-intent, direction): they are hard vetoes. Every pair that survives them is scored by this model, a
+intent, form, direction): they are hard vetoes. Every pair that survives them is scored by this model, a
 gradient-boosted tree ensemble over pair features, and decided with two calibrated cuts:
 
 - a pair the rules would serve (no unmatched term) is served only if p >= `veto_cut` — the model

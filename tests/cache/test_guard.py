@@ -38,6 +38,31 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("Which foods are high in vitamin K?", "Which foods are high in vitamin C?", "terms"),
     ("What is the weather like in Lisbon in May?", "What is the weather like in Lisbon?", "terms"),
     ("How long can I leave my puppy alone?", "How long can I leave my dog alone?", "terms"),
+    # the question word's role swapped: same words, opposite question
+    ("What do koalas eat?", "What eats koalas?", "direction"),
+    ("Who fought Batman?", "Who did Batman fight?", "direction"),
+    ("What does acne cause?", "What causes acne?", "direction"),
+    # a form of answer the other request does not mention
+    ("Write a poem about photosynthesis.", "Explain photosynthesis.", "form"),
+    ("Tell me a joke about the ocean.", "Tell me about the ocean.", "form"),
+    ("Give me 3 riddles for kids with answers.", "Give me 3 riddles for kids.", "form"),
+    ("Summarize the French Revolution.", "What caused the French Revolution?", "form"),
+    ("Explain TCP briefly.", "Explain TCP in detail.", "form"),
+    ("Compare Python and Go in a table.", "Compare Python and Go.", "form"),
+    ("define osmosis", "What causes osmosis?", "intent"),
+    ("What causes hiccups?", "What are hiccups?", "intent"),
+    ("ebitda meaning", "How do I calculate EBITDA?", "intent"),
+    ("How did Marie Curie die?", "When did Marie Curie die?", "intent"),
+    ("Which planets have rings?", "How many planets have rings?", "intent"),
+    ("What does the pancreas do?", "Where is the pancreas?", "intent"),
+    ("How do I convert XML to a Python dictionary?", "How do I convert a Python dictionary to XML?", "direction"),
+    ("What is 5/8 as a decimal?", "What is 8/5 as a decimal?", "numbers"),
+    ("What is 3 to the power of 4?", "What is 4 to the power of 3?", "numbers"),
+    # two names share a WordNet synset only through a later sense of one ("China" / "Taiwan")
+    ("What is the population of Taiwan?", "What is the population of China?", "terms"),
+    # a term that starts with a phrasing word
+    ("What is a common noun?", "What is a proper noun?", "terms"),
+    ("What is the simple past tense?", "What is the past tense?", "terms"),
 ]
 SERVED = [
     ("Which city is Australia's capital?", "What is the capital of Australia?"),
@@ -60,6 +85,19 @@ SERVED = [
     ("python dict comprehension", "How do I write a dictionary comprehension in Python?"),
     ("How often should I water a cactus?", "cactus watering frequency"),
     ("Is the café open on Sundays?", "Is the cafe open on Sundays?"),
+    ("What does a koala eat?", "What do koalas eat?"),
+    ("Who invented the telephone?", "Who was the inventor of the telephone?"),
+    ("ocean poem", "Write a poem about the ocean."),
+    ("great gatsby plot summary", "Summarize the plot of The Great Gatsby."),
+    ("Who wrote the poem \"The Road Not Taken\"?", "Who wrote The Road Not Taken?"),
+    ("recursion example explained", "Explain recursion with an example."),
+    ("Explain entropy in simple terms.", "What is entropy?"),
+    ("What are common nouns?", "common noun definition"),
+    ("define osmosis", "What is osmosis?"),
+    ("What causes hiccups?", "Why do we get hiccups?"),
+    ("Which planets have rings?", "planets with rings"),
+    ("How many planets have rings?", "number of planets with rings"),
+    ("What is 5/8 as a decimal?", "5/8 in decimal"),
 ]
 
 INTENTS = [  # what the wording of a question asks for (`guard._intent`)
@@ -78,9 +116,16 @@ INTENTS = [  # what the wording of a question asks for (`guard._intent`)
     ("Who created the Eisenhower matrix?", "person"),
     ("What is the reason cats purr?", "reason"),
     ("What is the capital of Australia?", "what-is"),  # an attribute: only "made of" contradicts it
+    ("define osmosis", "definition"),
+    ("ebitda meaning", "definition"),
+    ("What causes hiccups?", "reason"),
+    ("How did the Titanic sink?", "how-did"),  # what happened: not a how-to, nor when or where
+    ("Which planets have rings?", "which"),  # names them; "How many planets…" counts them
+    ("What year did the Berlin Wall fall?", None),  # a "what X" that asks for a date
+    ("What does the pancreas do?", "function"),
     # the wording does not say: no constraint
     ("Should I stretch before or after running?", None),
-    ("How did the Titanic sink?", None),
+    ("Tell me what car insurance costs.", None),  # an embedded question
     ("Explain exception handling in Python.", None),
     ("python reverse list", None),
 ]

@@ -113,3 +113,11 @@ def test_a_superlative_is_about_the_world_unless_it_says_otherwise(query, cached
 ])
 def test_the_world_scope_is_not_swapped_for_another(query, cached):
     assert not guard.verify_rules(query, cached).ok
+
+
+def test_two_names_must_share_their_first_senses():
+    # WordNet's synset for Taiwan ("Republic of China") is the island's first sense but a later sense
+    # of "China": as names they are not synonyms, though the synset would license it for lower-case words
+    assert synonyms.synonymous("taiwan", "china")
+    assert not synonyms.synonymous("Taiwan", "China", a_name=True, b_name=True)
+    assert synonyms.synonymous("earth", "world", a_name=True)  # one name: the ordinary rule

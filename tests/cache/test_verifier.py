@@ -89,6 +89,8 @@ def test_hard_vetoes_never_reach_the_model():
         ("Convert 10 kilometers to miles.", "Convert 10 miles to kilometers.", "direction"),
         ("What is the capital of France?", "Quelle est la capitale de la France ?", "language"),
         ("How do I calculate EBITDA?", "What is EBITDA?", "intent"),
+        ("Write a poem about photosynthesis.", "Explain photosynthesis.", "form"),
+        ("What do koalas eat?", "What eats koalas?", "direction"),
     ]:
         verdict = guard.verify(query, cached)
         assert not verdict.ok and verdict.reason == reason and "model" not in (verdict.detail or ""), verdict
