@@ -11,7 +11,8 @@ once both texts were analysed — the analysis is cached per text):
                  and the operands of a division, power or subtraction in the same order ("4/3" ≠ "3/4").
 3. negation    — both negated or both not.
 4. poles       — no antonym facing its opposite (before/after, max/min, enable/disable, …).
-5. question    — compatible question types (who ≠ when ≠ where ≠ why ≠ how many).
+5. question    — compatible question types (who ≠ when ≠ where ≠ why ≠ how many; "telephone inventor"
+                 asks who, "titanic sinking date" when).
 6. intent      — the wording asks for the same kind of answer: "How do I calculate EBITDA?" (a how-to) is
                  not "What is EBITDA?" (a definition), "How long should I brine a turkey?" (an amount)
                  not "How do I brine a turkey?", "What causes inflation?" not "define inflation".
@@ -56,12 +57,15 @@ _TOKEN = re.compile(r"c\+\+|c#|f#|\.net|[^\W_]+(?:[.,]\d+)*|[$€£¥%°×*]", r
 _QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|«([^»]+)»|'([^']{2,})'|‘([^’]+)’")
 _DIGITS = re.compile(r"^\d+(?:[.,]\d+)*$")
 _MAX_PHRASE = max(len(k) for k in lx.PHRASES)
-_QUESTION_TYPES = {"who": "person", "when": "time", "where": "place", "why": "reason", "cause": "reason",
-                   "how_many": "quantity"}
+_QUESTION_TYPES = {"who": "person", "whom": "person", "when": "time", "where": "place", "why": "reason",
+                   "cause": "reason", "how_many": "quantity"}
 _UNIT_WORDS = frozenset("""
 mile kilometer meter centimeter millimeter inch foot yard pound ounce kilogram gram milligram liter
 milliliter gallon cup teaspoon tablespoon calorie celsius fahrenheit kelvin dollar euro yen franc yuan rupee
 mile_per_hour kilometer_per_hour light_year light_second hour minute second day week month year stick
+acre hectare quart pint stone ton tonne byte kilobyte megabyte gigabyte terabyte kilobit megabit gigabit
+joule watt kilowatt kilowatt_hour horsepower btu radian carat barrel bushel furlong fathom knot decade
+century millennium millisecond microsecond nanosecond bitcoin satoshi penny
 """.split())
 _LANGUAGE_NAMES = frozenset("""
 english french german spanish italian portuguese dutch japanese chinese mandarin cantonese korean russian
@@ -305,6 +309,14 @@ def _numbers(tokens: list[str]) -> tuple[list[float], list[int], list[bool], tup
     return values, ordinals, used, percents
 
 
+def _named_light(text: str) -> set[str]:
+    """Light words that are part of a name, written capitalised after a capitalised word: "Mexico
+    City", "New York State", "Kansas City" — a term there, not the kind of answer."""
+    words = _WORD.findall(text)
+    return {_canon(w.lower()) for prev, w in zip(words, words[1:])
+            if w[:1].isupper() and prev[:1].isupper() and w.lower() in lx.LIGHT}
+
+
 def _quoted_words(text: str) -> set[str]:
     words: set[str] = set()
     for match in _QUOTED.finditer(text):
@@ -442,6 +454,8 @@ def _intent(raw: list[str], text: str) -> str | None:
                 return "norm"
             if any(w in ("reason", "reasons", "cause", "causes") for w in rest):
                 return "reason"
+            if rest and rest[0] in ("name", "names"):
+                return "which"  # "What are the names of her children?" is not "How many children…?"
             # "What is (the) X?" with nothing after X: a definition; "What is the X of Y", "… in 2020",
             # "What is the largest X", "What is Australia's capital" ask for something else
             bare = not any(w in lx.FUNCTION or w in lx.SUPERLATIVES or w in lx.QUANTITY_NOUNS
@@ -510,12 +524,17 @@ def _roles(raw: list[str], canon: list[str]) -> frozenset[tuple[str, str]]:
     return frozenset((role, f) for f in forms)
 
 
+_ORDER_WORDS = frozenset({"to", "into", "over", "onto", "than"})
+
+
 def _ordered_pairs(canon: list[str], terms: set[str]) -> set[tuple[str, str]]:
-    """(a, b) for every 'a … to/into … b' — 'convert a string to an integer', 'from London to Paris':
-    the same two terms the other way round ask the opposite question."""
+    """(a, b) for every 'a … to/into/onto/over/than … b' — 'convert a string to an integer', 'from London
+    to Paris', 'paint over wallpaper', 'is a dolphin heavier than a shark': the same two terms the other
+    way round ask the opposite question. ('in' is not one: '10 miles in km' and 'km in 10 miles' are
+    one conversion, which the typed-unit direction check reads.)"""
     pairs = set()
     for i, tok in enumerate(canon):
-        if tok not in ("to", "into"):
+        if tok not in _ORDER_WORDS:
             continue
         # every term on each side: "JSON to a Python dictionary" is (json, python) and (json, dict), so
         # "a Python dictionary to JSON" reads as its reverse whichever word the other side puts last
@@ -547,6 +566,7 @@ def analyse(text: str) -> Facts:
     quoted = _quoted_words(text)
     terms: set[str] = set()
     light: set[str] = set()
+    named = _named_light(text)
     negations = 0
     # "the largest desert" is "the largest desert in the world": a superlative's default scope is the
     # world, one light word however it is named ("on Earth", "on the planet", "globally").
@@ -565,6 +585,8 @@ def analyse(text: str) -> Facts:
             continue
         elif tok in lx.SCAFFOLD or c in lx.SCAFFOLD:
             continue
+        elif c in named:
+            terms.add(c)  # "Mexico City" is not "Mexico"
         elif tok in lx.LIGHT or c in lx.LIGHT or light_stem(tok) in lx.LIGHT or (superlative and c == "world"):
             light.add(c)
         elif c in _POLE_OF:
@@ -575,6 +597,10 @@ def analyse(text: str) -> Facts:
     intent = _intent(raw, text)
     if any(c in _QUANTITY_NOUNS for c in canon):
         question |= {"quantity"}
+    if any(t in lx.AGENT_NOUNS for t in tokens):
+        question |= {"person"}  # "saxophone inventor" asks who, not when
+    if any(t in ("date", "dates", "year") for t in tokens):
+        question |= {"time"}  # "titanic sinking date" asks when, not why or where
     sources, targets = _directions(canon)
     forms, mentioned_forms = _forms(raw)
     return Facts(
@@ -589,7 +615,7 @@ def analyse(text: str) -> Facts:
         question=question,
         sources=frozenset(sources),
         targets=frozenset(targets),
-        ordered=frozenset(_ordered_pairs(canon, terms)),
+        ordered=frozenset(_ordered_pairs(canon, terms | light)),
         language=language,
         intent=intent,
         roles=_roles(raw, canon),

@@ -112,6 +112,13 @@ population amount count quantity total number cost price height weight length wi
 speed duration size area volume temperature
 """.split())
 
+# Nouns naming the person who did something: "saxophone inventor" asks who, as "Who invented the
+# saxophone?" does, not "When was the saxophone invented?". They give a text the question type "person".
+AGENT_NOUNS = frozenset("""
+inventor inventors creator creators founder founders painter composer author authors writer designer
+director architect discoverer builder sculptor originator
+""".split())
+
 # "What percentage …", "What year …": a "what X" question that still asks for an amount or a date.
 MEASURE_WORDS = frozenset("percentage percent proportion fraction share ratio year years month day time age period".split())
 
@@ -165,6 +172,16 @@ CANONICAL: dict[str, str] = {
     "usd": "dollar", "$": "dollar", "eur": "euro", "€": "euro", "gbp": "pound", "£": "pound",
     "sterling": "pound", "jpy": "yen", "¥": "yen", "chf": "franc", "cny": "yuan", "rmb": "yuan",
     "inr": "rupee", "mph": "mile_per_hour", "kph": "kilometer_per_hour", "kmh": "kilometer_per_hour",
+    "acre": "acre", "hectare": "hectare", "quart": "quart", "qt": "quart", "pint": "pint", "stone": "stone",
+    "ton": "ton", "tonne": "tonne", "byte": "byte", "kb": "kilobyte", "kilobyte": "kilobyte",
+    "mb": "megabyte", "megabyte": "megabyte", "gb": "gigabyte", "gigabyte": "gigabyte", "tb": "terabyte",
+    "terabyte": "terabyte", "kilobit": "kilobit", "megabit": "megabit", "gigabit": "gigabit",
+    "joule": "joule", "watt": "watt", "kw": "kilowatt", "kilowatt": "kilowatt", "kwh": "kilowatt_hour",
+    "horsepower": "horsepower", "btu": "btu", "radian": "radian", "carat": "carat", "barrel": "barrel",
+    "bushel": "bushel", "furlong": "furlong", "fathom": "fathom", "knot": "knot", "decade": "decade",
+    "century": "century", "millennium": "millennium", "millisecond": "millisecond",
+    "microsecond": "microsecond", "nanosecond": "nanosecond", "btc": "bitcoin", "bitcoin": "bitcoin",
+    "satoshi": "satoshi", "penny": "penny", "pennies": "penny", "pence": "penny",
     # places and peoples (adjective ↔ place; unambiguous ones only)
     # the country is "united_states", never "us" (a function word: it would vanish from the comparison)
     "usa": "united_states", "america": "united_states", "american": "united_states",

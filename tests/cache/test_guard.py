@@ -58,6 +58,17 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("How do I convert XML to a Python dictionary?", "How do I convert a Python dictionary to XML?", "direction"),
     ("What is 5/8 as a decimal?", "What is 8/5 as a decimal?", "numbers"),
     ("What is 3 to the power of 4?", "What is 4 to the power of 3?", "numbers"),
+    ("How many hectares are in an acre?", "How many acres are in a hectare?", "direction"),
+    ("How many gigabytes are in a megabyte?", "How many MB are in a GB?", "direction"),
+    ("How many megabits are in a gigabyte?", "How many megabytes are in a gigabyte?", "terms"),
+    ("What is the population of Mexico City?", "What is the population of Mexico?", "terms"),
+    ("Can I paint over tiles?", "Can I tile over paint?", "direction"),
+    ("How do I convert a string to a date in Python?", "How do I convert a date to a string in Python?", "direction"),
+    ("How many satoshis are in a bitcoin?", "How many bitcoins are in a satoshi?", "direction"),
+    ("The light bulb was invented by whom?", "When was the light bulb invented?", "question"),
+    ("light bulb inventor", "When was the light bulb invented?", "question"),
+    ("great pyramid construction date", "Why was the Great Pyramid built?", "question"),
+    ("Is a dolphin heavier than a shark?", "Is a shark heavier than a dolphin?", "direction"),
     # two names share a WordNet synset only through a later sense of one ("China" / "Taiwan")
     ("What is the population of Taiwan?", "What is the population of China?", "terms"),
     # a term that starts with a phrasing word
@@ -98,6 +109,12 @@ SERVED = [
     ("Which planets have rings?", "planets with rings"),
     ("How many planets have rings?", "number of planets with rings"),
     ("What is 5/8 as a decimal?", "5/8 in decimal"),
+    ("acres in a hectare", "How many acres are in a hectare?"),
+    ("gb to mb", "How many megabytes are in a gigabyte?"),
+    ("What is the capital city of France?", "What is the capital of France?"),
+    ("light bulb inventor", "Who invented the light bulb?"),
+    ("great pyramid construction date", "When was the Great Pyramid built?"),
+    ("satoshis per btc", "How many satoshis are in a bitcoin?"),
 ]
 
 INTENTS = [  # what the wording of a question asks for (`guard._intent`)
@@ -121,6 +138,7 @@ INTENTS = [  # what the wording of a question asks for (`guard._intent`)
     ("What causes hiccups?", "reason"),
     ("How did the Titanic sink?", "how-did"),  # what happened: not a how-to, nor when or where
     ("Which planets have rings?", "which"),  # names them; "How many planets…" counts them
+    ("What were the names of Henry VIII's wives?", "which"),
     ("What year did the Berlin Wall fall?", None),  # a "what X" that asks for a date
     ("What does the pancreas do?", "function"),
     # the wording does not say: no constraint
