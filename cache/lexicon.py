@@ -55,6 +55,9 @@ convert conversion converting degree calculate calculation compute translate tra
 # "fast/quick" are scaffold only as manner ("quick way to"); the superlatives below map speed
 # questions to a pole when they are about the subject ("fastest animal") — see FAST_SUBJECT_WORDS.
 
+# The courtesy words among them: the content of "How do you say *thank you* in Japanese?" (`guard`).
+COURTESY = frozenset("please pls plz thanks thank kindly hey hi hello ok okay".split())
+
 LIGHT = frozenset("""
 city town country nation place state region capital_city
 person people man woman human someone individual

@@ -33,9 +33,9 @@ REWORDED = [
 ]
 # Passed by the rules (no unmatched term) but another question: the model refuses them. Not from any
 # split (written for this test).
-MODEL_VETOES = [
-    ("What did Napoleon look like?", "Who was Napoleon?"),
-    ("What did Shakespeare look like?", "Who was Shakespeare?"),
+MODEL_VETOES = [  # the rules read "main idea" as phrasing and see the same terms; the question is another
+    ("What is the main idea of Walden?", "Who wrote Walden?"),
+    ("What is the main idea of The Republic?", "Who wrote The Republic?"),
 ]
 
 
