@@ -3,7 +3,7 @@
 Sentence embeddings place "capital of Australia" and "capital of Austria" closer together than many
 true paraphrases (measured on cache/data: at any threshold that keeps 90% of paraphrases, over half of
 the near-misses would hit). So after the threshold, the guard compares what the two questions *pin
-down*, with cheap deterministic checks (no model; p50 ~0.17 ms for a new pair on an AVX-512 CPU, ~0.10 ms
+down*, with cheap deterministic checks (no model; p50 ~0.18 ms for a new pair on an AVX-512 CPU, ~0.11 ms
 once both texts were analysed — the analysis is cached per text):
 
 1. language    — both texts in the same language (stop-word fingerprint and script).
@@ -396,12 +396,21 @@ _CONFLICTS = {
     "function": {"person", "time", "place", "quantity", "composition"},
     "how-did": {"person", "time", "place", "quantity", "definition", "yesno"},
 }
+_REMEDY_OPENINGS = frozenset({("should", "i", "do"), ("can", "i", "do"), ("do", "i", "do"), ("should", "you", "do"),
+                              ("do", "you", "do"), ("can", "you", "do"), ("helps", "with"), ("helps",), ("cures",)})
+# "howto" is a manner ("How do I calculate EBITDA?") that also differs from a reason: "How do I treat a
+# migraine?" is not "What causes migraines?" (as "How do earthquakes happen?" is "Why do they happen?")
+for _others in _CONFLICTS.values():
+    if "manner" in _others:
+        _others.add("howto")
+_CONFLICTS["howto"] = _CONFLICTS["manner"] | {"reason"}
 _INTENT_CONFLICTS = frozenset(frozenset((a, b)) for a, others in _CONFLICTS.items() for b in others)
 
 
 def _intent(raw: list[str], text: str) -> str | None:
-    """The kind of answer the question's own wording asks for, read from how it starts: "manner" (how to
-    do it: "How do I calculate EBITDA?", "How is mead made?"), "definition" ("What is EBITDA?", "What
+    """The kind of answer the question's own wording asks for, read from how it starts: "howto" (what
+    to do: "How do I calculate EBITDA?", "What should I do if …?"), "manner" (how it is done: "How is mead
+    made?"), "definition" ("What is EBITDA?", "What
     does X mean?", "define X", "X meaning"), "composition" ("What is mead made of?"), "norm" ("What is a
     good cap rate?"), "yesno" ("Do I need gap insurance?"), "comparison", "quantity", who/when/where/why
     ("What causes X?" is a reason), "how-did" ("How did Napoleon die?": what happened), "which" ("Which
@@ -451,6 +460,8 @@ def _intent(raw: list[str], text: str) -> str | None:
             return "how-did"  # "How did Napoleon die?" asks what happened: not a how-to, nor when or where
         if len(words) > 3 and nxt in ("would", "do", "can", "could", "should") and words[3] in _TELL:
             return None  # "How would you describe recursion?": a request, not a how-to
+        if len(words) > 2 and nxt in _AUX and words[2] in ("i", "you", "we", "one"):
+            return "howto"  # "How do I treat X?" is what to do, which "What causes X?" is not
         if nxt is None or nxt in _AUX or (nxt in _BE and _PARTICIPLE.match(words[-1])):
             return "manner"
         return None
@@ -466,6 +477,8 @@ def _intent(raw: list[str], text: str) -> str | None:
             return "appearance"  # "What did Cleopatra look like?" is not "Who was Cleopatra?"
         if len(words) > 2 and words[1] == "happened":
             return "event"  # "What happened to the last tsar?" is not "Who was the last tsar?"
+        if tuple(words[1:4]) in _REMEDY_OPENINGS or tuple(words[1:3]) in _REMEDY_OPENINGS:
+            return "howto"  # "What should I do if someone faints?" asks what to do, not why people faint
         if words[1] in ("cause", "causes", "caused"):
             return "reason"  # "What causes inflation?" is "Why does inflation happen?", not "What is inflation?"
         if len(words) > 3 and words[1] in ("do", "does") and words[-1] == "do":
