@@ -175,16 +175,8 @@ CANONICAL: dict[str, str] = {
     "usd": "dollar", "$": "dollar", "eur": "euro", "€": "euro", "gbp": "pound", "£": "pound",
     "sterling": "pound", "jpy": "yen", "¥": "yen", "chf": "franc", "cny": "yuan", "rmb": "yuan",
     "inr": "rupee", "mph": "mile_per_hour", "kph": "kilometer_per_hour", "kmh": "kilometer_per_hour",
-    "acre": "acre", "hectare": "hectare", "quart": "quart", "qt": "quart", "pint": "pint", "stone": "stone",
-    "ton": "ton", "tonne": "tonne", "byte": "byte", "kb": "kilobyte", "kilobyte": "kilobyte",
-    "mb": "megabyte", "megabyte": "megabyte", "gb": "gigabyte", "gigabyte": "gigabyte", "tb": "terabyte",
-    "terabyte": "terabyte", "kilobit": "kilobit", "megabit": "megabit", "gigabit": "gigabit",
-    "joule": "joule", "watt": "watt", "kw": "kilowatt", "kilowatt": "kilowatt", "kwh": "kilowatt_hour",
-    "horsepower": "horsepower", "btu": "btu", "radian": "radian", "carat": "carat", "barrel": "barrel",
-    "bushel": "bushel", "furlong": "furlong", "fathom": "fathom", "knot": "knot", "decade": "decade",
-    "century": "century", "millennium": "millennium", "millisecond": "millisecond",
-    "microsecond": "microsecond", "nanosecond": "nanosecond", "btc": "bitcoin", "bitcoin": "bitcoin",
-    "satoshi": "satoshi", "penny": "penny", "pennies": "penny", "pence": "penny",
+    "qt": "quart", "kb": "kilobyte", "mb": "megabyte", "gb": "gigabyte", "tb": "terabyte", "kw": "kilowatt",
+    "kwh": "kilowatt_hour", "btc": "bitcoin", "pennies": "penny", "pence": "penny",
     # places and peoples (adjective ↔ place; unambiguous ones only)
     # the country is "united_states", never "us" (a function word: it would vanish from the comparison)
     "usa": "united_states", "america": "united_states", "american": "united_states",
@@ -338,6 +330,14 @@ LANGUAGE_STOPWORDS: dict[str, frozenset[str]] = {
 }
 
 # Multi-word expressions rewritten to one canonical token before anything else (longest first).
+# Units written only as their own word: canonical as themselves, so the guard types them (a conversion's
+# direction is read: "How many hectares are in an acre?" is not "How many acres are in a hectare?").
+CANONICAL.update({unit: unit for unit in """
+acre hectare quart pint stone ton tonne byte kilobyte megabyte gigabyte terabyte kilobit megabit gigabit
+joule watt kilowatt horsepower btu radian carat barrel bushel furlong fathom knot decade century millennium
+millisecond microsecond nanosecond bitcoin satoshi penny
+""".split()})
+
 PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("united", "states", "of", "america"): ("united_states",), ("united", "states"): ("united_states",),
     ("united", "kingdom"): ("uk",), ("great", "britain"): ("uk",), ("new", "york", "city"): ("new_york_city",),
