@@ -479,7 +479,7 @@ def _intent(raw: list[str], text: str) -> str | None:
             return "event"  # "What happened to the last tsar?" is not "Who was the last tsar?"
         if tuple(words[1:4]) in _REMEDY_OPENINGS or tuple(words[1:3]) in _REMEDY_OPENINGS:
             return "howto"  # "What should I do if someone faints?" asks what to do, not why people faint
-        if words[1] in ("cause", "causes", "caused"):
+        if words[1:2] in (["cause"], ["causes"], ["caused"]):
             return "reason"  # "What causes inflation?" is "Why does inflation happen?", not "What is inflation?"
         if len(words) > 3 and words[1] in ("do", "does") and words[-1] == "do":
             return "function"  # "What does the liver do?" is not "Where is the liver?"
@@ -572,19 +572,19 @@ def _roles(raw: list[str], canon: list[str]) -> frozenset[tuple[str, str]]:
 _ORDER_WORDS = frozenset({"to", "into", "over", "onto", "than"})
 
 
-def _ordered_pairs(canon: list[str], terms: set[str]) -> set[tuple[str, str]]:
-    """(a, b) for every 'a … to/into/onto/over/than … b' — 'convert a string to an integer', 'from London
-    to Paris', 'paint over wallpaper', 'is a dolphin heavier than a shark': the same two terms the other
-    way round ask the opposite question. ('in' is not one: '10 miles in km' and 'km in 10 miles' are
-    one conversion, which the typed-unit direction check reads.)"""
+def _ordered_pairs(canon: list[str], content: set[str]) -> set[tuple[str, str]]:
+    """(a, b) for every 'a … to/into/onto/over/than … b', a and b in `content` (terms and light words):
+    'convert a string to an integer', 'from London to Paris', 'paint over wallpaper', 'is a dolphin
+    heavier than a shark' — the same two words the other way round ask the opposite question. ('in' is
+    not one: '10 miles in km' and 'km in 10 miles' are one conversion, read by the typed-unit check.)"""
     pairs = set()
     for i, tok in enumerate(canon):
         if tok not in _ORDER_WORDS:
             continue
         # every term on each side: "JSON to a Python dictionary" is (json, python) and (json, dict), so
         # "a Python dictionary to JSON" reads as its reverse whichever word the other side puts last
-        lefts = {c for c in canon[max(0, i - 3):i] if c in terms}
-        rights = {c for c in canon[i + 1:i + 4] if c in terms}
+        lefts = {c for c in canon[max(0, i - 3):i] if c in content}
+        rights = {c for c in canon[i + 1:i + 4] if c in content}
         pairs.update((left, right) for left in lefts for right in rights if left != right)
     return pairs
 

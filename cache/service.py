@@ -286,7 +286,11 @@ class CacheService:
             if entry is None or entry.tenant != tenant_id or entry.context_key != context:
                 continue
             if policy.verify:
-                verdict = verify(text, entry.text)
+                try:
+                    verdict = verify(text, entry.text)
+                except Exception as exc:  # a guard bug must cost a miss, never the request or a wrong hit
+                    log.error("cache.guard_failed", tenant=tenant_id, error=type(exc).__name__, detail=str(exc)[:200])
+                    verdict = near_miss.Verdict(False, "error", type(exc).__name__)
                 if not verdict.ok:
                     refused = f"guard:{verdict.reason}"
                     self._tenant_stats(tenant_id).guard_rejections[verdict.reason or "?"] += 1

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cache.evalset import load_groups
 from cache.guard import analyse, verify, verify_rules
@@ -227,3 +229,22 @@ def test_stemming_runs_on_the_c_snowball():
     assert type(guard._STEMMER).__module__ == "Stemmer"
     assert [guard.light_stem(w) for w in ("running", "boiling", "generously", "kilometres")] == \
         ["run", "boil", "generous", "kilometr"]
+
+
+# Words the guard's patterns key on, so generated texts reach its branches ("what" alone once raised).
+_KEY_WORDS = ["what", "which", "who", "whom", "how", "did", "do", "does", "is", "causes", "happened", "define",
+              "meaning", "about", "look", "like", "write", "poem", "summarize", "with", "answers", "say",
+              "hello", "to", "over", "than", "in", "The", "Little", "City", "inventor", "date", "4/3", "2^10",
+              "tallest", "names", "of", "should", "I", "if", "not", "US", "May", "km", "miles", "?", "\"x\""]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_KEY_WORDS), st.text(max_size=8)), max_size=8),
+       st.lists(st.sampled_from(_KEY_WORDS), max_size=8))
+def test_the_guard_never_raises_and_is_symmetric_in_what_it_refuses(query_words, cached_words):
+    # Any request text reaches the guard; it must answer, never raise, and a pair it refuses one way
+    # round it refuses the other way round too (the reason may differ: checks run in order).
+    query, cached = " ".join(query_words), " ".join(cached_words)
+    forward, backward = verify_rules(query, cached), verify_rules(cached, query)
+    assert forward.ok == backward.ok, (forward, backward)
+    assert verify(query, cached).ok in (True, False)

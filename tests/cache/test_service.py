@@ -181,3 +181,24 @@ async def test_vector_is_shared_not_recomputed(service, policy):
     await service.store("acme", policy, "chat", body, vector, ANSWER, "stop", USAGE, "m")
     await service.lookup("acme", policy, "chat", chat("Which city is Australia's capital?"), np.asarray(vector))
     assert service.encoder.batcher.items == before
+
+
+async def test_a_failing_guard_costs_a_miss_not_the_request(encoder, policy):
+    """Doubt resolves to a miss: if the guard raises on some text, the lookup is a miss (reason
+    guard:error, counted with the guard's rejections) and the next lookup works as before."""
+    calls = []
+
+    def broken(query: str, cached: str):
+        calls.append(query)
+        raise IndexError("list index out of range")
+
+    svc = CacheService(MemoryStore(), encoder, verifier=broken)
+    await svc.start()
+    try:
+        await store(svc, policy, chat("What is the capital of Australia?"))
+        looked = await look(svc, policy, chat("Which city is Australia's capital?"))
+        assert looked.result == "miss" and looked.reason == "guard:error" and calls
+        assert (await svc.stats("acme"))["guard_rejections"] == {"error": 1}
+        assert (await look(svc, policy, chat("What is the capital of Australia?"))).result == "hit-exact"
+    finally:
+        await svc.aclose()
