@@ -110,7 +110,8 @@ class Facts:
     language: str | None
     intent: str | None  # the kind of answer the wording asks for (`_intent`)
     operations: frozenset[tuple[str, str, str]]  # (div|pow|sub, left, right): "4/3" → ("div", "4", "3")
-    roles: frozenset[tuple[str, str]]  # ("subj"|"obj", verb): what the question word is to a verb (`_roles`)
+    subject_of: frozenset[str]  # verbs whose subject the question word is: "What eats koalas?" (`_roles`)
+    object_of: frozenset[str]  # verbs whose object it is: "What do koalas eat?"
     forms: frozenset[str]  # the forms the answer is asked to take: poem, summary, brief… (`_forms`)
     mentioned_forms: frozenset[str]  # forms the text names at all ("ocean poem")
 
@@ -407,17 +408,21 @@ _CONFLICTS["howto"] = _CONFLICTS["manner"] | {"reason"}
 _INTENT_CONFLICTS = frozenset(frozenset((a, b)) for a, others in _CONFLICTS.items() for b in others)
 
 
+def _measures(word: str) -> bool:
+    """A word naming an amount or a date: "population", "percentage", "year" ("What year …" asks when)."""
+    return _canon(word) in _QUANTITY_NOUNS or word in lx.MEASURE_WORDS
+
+
 def _intent(raw: list[str], text: str) -> str | None:
     """The kind of answer the question's own wording asks for, read from how it starts: "howto" (what
     to do: "How do I calculate EBITDA?", "What should I do if …?"), "manner" (how it is done: "How is mead
-    made?"), "definition" ("What is EBITDA?", "What
-    does X mean?", "define X", "X meaning"), "composition" ("What is mead made of?"), "norm" ("What is a
-    good cap rate?"), "yesno" ("Do I need gap insurance?"), "comparison", "quantity", who/when/where/why
-    ("What causes X?" is a reason), "how-did" ("How did Napoleon die?": what happened), "which" ("Which
-    islands make up Japan?", "What is the tallest building?": names, not a count), "function" ("What does
-    the liver do?"), "topic" ("What is X about?"), "appearance" ("What did X look like?"), "event" ("What
-    happened to X?"), or "what-is"
-    (any other "What is …?": "What is the capital of Australia?", which only a composition question
+    made?"), "definition" ("What is EBITDA?", "What does X mean?", "define X", "X meaning"), "composition"
+    ("What is mead made of?"), "norm" ("What is a good cap rate?"), "yesno" ("Do I need gap insurance?"),
+    "comparison", "quantity", who/when/where/why ("What causes X?" is a reason), "how-did" ("How did
+    Napoleon die?": what happened), "which" ("Which islands make up Japan?", "What is the tallest
+    building?": names, not a count), "function" ("What does the liver do?"), "topic" ("What is X
+    about?"), "appearance" ("What did X look like?"), "event" ("What happened to X?"), or "what-is" (any
+    other "What is …?": "What is the capital of Australia?", which only a composition question
     contradicts). None when the wording does not say: most keyword queries, "Explain X".
     Intents that `_CONFLICTS` lists want different answers ("How do I calculate EBITDA?" is not "What
     is EBITDA?")."""
@@ -484,7 +489,7 @@ def _intent(raw: list[str], text: str) -> str | None:
         if len(words) > 3 and words[1] in ("do", "does") and words[-1] == "do":
             return "function"  # "What does the liver do?" is not "Where is the liver?"
         if (not prefixed and len(words) > 2 and words[1] not in _BE and words[1] not in lx.FUNCTION
-                and _canon(words[1]) not in _QUANTITY_NOUNS and words[1] not in lx.MEASURE_WORDS):
+                and not _measures(words[1])):
             return "which"  # "Which islands make up Japan?" names them; "How many islands…" counts them
         if len(words) > 2 and words[1] in _BE:
             rest = words[2:]
@@ -498,7 +503,7 @@ def _intent(raw: list[str], text: str) -> str | None:
             if rest and rest[0] in ("name", "names"):
                 return "which"  # "What are the names of her children?" is not "How many children…?"
             if (any(w in lx.SUPERLATIVES and w not in ("minimum", "maximum") for w in rest)
-                    and not any(_canon(w) in _QUANTITY_NOUNS or w in lx.MEASURE_WORDS for w in rest)):
+                    and not any(_measures(w) for w in rest)):
                 return "which"  # "What is the tallest building?" names it; "How tall is the tallest…?" measures
                 # ("minimum", "maximum" usually name an amount: "What is the minimum wage?")
             # "What is (the) X?" with nothing after X: a definition; "What is the X of Y", "… in 2020",
@@ -551,22 +556,23 @@ def _forms(raw: list[str]) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(requested), frozenset(mentioned)
 
 
-def _roles(raw: list[str], canon: list[str]) -> frozenset[tuple[str, str]]:
-    """What "what"/"who" is to the verb: its subject in "What eats koalas?" (("subj", "eat")), its
-    object in "What do koalas eat?" (("obj", "eat") — every content word after the subject is a
-    candidate verb). Verbs are kept in every form they may be ("fought": fought, fight). The same words
-    with the roles swapped ask the opposite question, which the terms check cannot see."""
+def _roles(raw: list[str], canon: list[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """(verbs whose subject "what"/"who" is, verbs whose object it is): "What eats koalas?" → ({eat}, {}),
+    "What do koalas eat?" → ({}, {eat}) — there every content word after the subject is a candidate verb.
+    Verbs are kept in every form they may be ("fought": fought, fight). The same words with the roles
+    swapped ask the opposite question, which the terms check cannot see."""
+    none: frozenset[str] = frozenset()
     if len(raw) < 3 or raw[0] not in ("what", "who", "whom") or len(canon) != len(raw):
-        return frozenset()
+        return none, none
     if raw[1] in ("do", "does", "did"):
-        role, verbs = "obj", [(w, c) for w, c in zip(raw[3:], canon[3:]) if w not in lx.FUNCTION]
+        is_object, verbs = True, [(w, c) for w, c in zip(raw[3:], canon[3:]) if w not in lx.FUNCTION]
     elif raw[1].isalpha() and raw[1] not in _YES_NO_LEADS and raw[1] not in lx.FUNCTION:
-        role, verbs = "subj", [(raw[1], canon[1])]
+        is_object, verbs = False, [(raw[1], canon[1])]
     else:
-        return frozenset()
+        return none, none
     table = synonyms.table()
-    forms = {f for w, c in verbs for f in (c, *(table.lemmas(w) if table else ()))}
-    return frozenset((role, f) for f in forms)
+    forms = frozenset(f for w, c in verbs for f in (c, *(table.lemmas(w) if table else ())))
+    return (none, forms) if is_object else (forms, none)
 
 
 _ORDER_WORDS = frozenset({"to", "into", "over", "onto", "than"})
@@ -647,6 +653,7 @@ def analyse(text: str) -> Facts:
         question |= {"time"}  # "titanic sinking date" asks when, not why or where
     sources, targets = _directions(canon)
     forms, mentioned_forms = _forms(raw)
+    subject_of, object_of = _roles(raw, canon)
     return Facts(
         words=frozenset(canon) | frozenset(tokens),
         terms=frozenset(terms),
@@ -662,7 +669,8 @@ def analyse(text: str) -> Facts:
         ordered=frozenset(_ordered_pairs(canon, terms | light)),
         language=language,
         intent=intent,
-        roles=_roles(raw, canon),
+        subject_of=subject_of,
+        object_of=object_of,
         operations=frozenset((_OPERATOR[m.group(2).strip().lower()], m.group(1), m.group(3))
                              for m in _OPERATION.finditer(text)),
         forms=forms,
@@ -814,9 +822,7 @@ def verify_rules(query: str, cached: str) -> Verdict:
     for left, right in a.ordered:
         if (right, left) in b.ordered and (left, right) not in b.ordered:
             return Verdict(False, "direction", f"{left}→{right} vs {right}→{left}")
-    a_subj, a_obj = ({f for r, f in a.roles if r == role} for role in ("subj", "obj"))
-    b_subj, b_obj = ({f for r, f in b.roles if r == role} for role in ("subj", "obj"))
-    swapped = ((a_subj - a_obj) & (b_obj - b_subj)) or ((a_obj - a_subj) & (b_subj - b_obj))
+    swapped = (a.subject_of & b.object_of) | (a.object_of & b.subject_of)  # a text has one role or none
     if swapped:
         return Verdict(False, "direction", f"subject and object of '{min(swapped)}' swapped")
     missing, extra = unmatched_terms(query, cached)
