@@ -137,7 +137,8 @@ def _language(raw_tokens: list[str], text: str) -> str | None:
     script = _script(text)
     if script is not None:
         return script.lower()
-    scores = {lang: sum(1 for t in raw_tokens if t in words) for lang, words in lx.LANGUAGE_STOPWORDS.items()}
+    distinct = set(raw_tokens)  # "a … a" is one Portuguese-looking word, not two
+    scores = {lang: len(distinct & words) for lang, words in lx.LANGUAGE_STOPWORDS.items()}
     ranked = sorted(scores.items(), key=lambda kv: -kv[1])
     (best, top), (_, second) = ranked[0], ranked[1]
     if top < 2 or top < 2 * second:
@@ -253,44 +254,100 @@ def _parse_number(token: str) -> float | None:
     return None
 
 
-def _numbers(tokens: list[str]) -> tuple[list[float], list[int], list[bool], tuple[float, ...]]:
-    """Cardinals (with number words combined: 'one hundred forty-four' → 144) and ordinals.
-    Returns a per-token flag saying which tokens were consumed as numbers."""
+def _joins(current: int, value: int, after_scale: bool) -> bool:
+    """May number word `value` continue the number `current` spelled so far? "forty" + "two", "hundred" +
+    "five" do; "seven" + "eight" ("multiply seven and eight") and "four-seven-eight" are separate numbers."""
+    if current == 0 or after_scale:
+        return current == 0 or value < 100
+    return 20 <= current % 100 <= 90 and current % 10 == 0 and value < 10
+
+
+def _numbers(tokens: list[str]) -> tuple[list[float], list[int], list[bool], dict[int, float],
+                                       set[tuple[str, str, str]]]:
+    """Cardinals (with number words combined: 'one hundred forty-four' → 144) and ordinals. A fraction in
+    words is read as its digits are ('two thirds' as '2/3': 2 and 3, and the division 2 by 3; 'a quarter'
+    as '1/4'), so either spelling matches the other and '6/8' still differs from '3/4'.
+    Returns a per-token flag saying which tokens were consumed as numbers, where each number ends (its
+    last token's index → its value), and the word fractions' divisions."""
     values: list[float] = []
     ordinals: list[int] = []
+    divisions: set[tuple[str, str, str]] = set()
     used = [False] * len(tokens)
     ends: dict[int, float] = {}  # index of a number's last token → its value (for "15 percent")
     total = current = 0
-    in_words = False
-    last_word = -1
+    in_words = after_scale = False
+    first_word = last_word = -1  # where the number being spelled began and ended
 
     def flush() -> None:
-        nonlocal total, current, in_words
+        nonlocal total, current, in_words, after_scale
         if in_words:
-            values.append(float(total + current))
-            ends[last_word] = float(total + current)
+            if first_word > 0 and tokens[first_word - 1] in lx.ORDINAL_NOUNS:  # "season one" = "first season"
+                ordinals.append(total + current)
+            else:
+                values.append(float(total + current))
+                ends[last_word] = float(total + current)
         total = current = 0
-        in_words = False
+        in_words = after_scale = False
 
     for i, tok in enumerate(tokens):
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+        before = tokens[i - 1] if i > 0 else ""
+        denominator = lx.FRACTION_WORDS.get(tok)
+        plural = denominator is not None and tok.endswith("s")
+        if before in ("one", "a", "an"):
+            numerator = 1 if not plural and (before == "one" or nxt == "of" or tok in lx.FRACTIONS) else None
+        elif plural and in_words and last_word == i - 1:
+            numerator = total + current  # "two thirds"
+        elif plural:
+            numerator = _parse_number(before)  # "2 thirds"
+        else:
+            numerator = 1 if tok in lx.FRACTIONS else None  # "half", "quarter" alone
+        if denominator and numerator:
+            if plural and not in_words and values and values[-1] == numerator:
+                values.pop()  # "2 thirds": the numerator was read as a number already
+            total = current = 0  # "two thirds", "one third": the words are the fraction's
+            in_words = after_scale = False
+            used[i] = True
+            if before in ("one", "a", "an"):
+                used[i - 1] = True
+            values.extend([float(numerator), float(denominator)])
+            ends[i] = float(numerator) / denominator
+            divisions.add(("div", f"{numerator:g}", str(denominator)))
+            continue
         if tok in lx.NUMBER_WORDS and not (tok in ("couple", "pair") and not in_words):
-            current += lx.NUMBER_WORDS[tok]
+            value = lx.NUMBER_WORDS[tok]
+            if in_words and not after_scale and total == 0 and 10 <= current < 30 and value >= 10 \
+                    and not _joins(current, value, after_scale):
+                current *= 100  # a year said in pairs: "nineteen eighty-four", "twenty twenty"
+                after_scale = True
+            elif in_words and not _joins(current, value, after_scale):
+                flush()
+            if not in_words:
+                first_word = i
+            current += value
             in_words = used[i] = True
+            after_scale = False
             last_word = i
-        elif tok in lx.NUMBER_SCALES and (in_words or (i > 0 and tokens[i - 1] in ("a", "an"))):
+        elif tok in lx.NUMBER_SCALES:  # "a billion", "one billion" and "billion": the same number
+            if not in_words:
+                first_word = i
             scale = lx.NUMBER_SCALES[tok]
             current = max(current, 1) * scale
             if scale >= 1000:
                 total += current
                 current = 0
             in_words = used[i] = True
+            after_scale = scale >= 100
             last_word = i
-        elif tok == "and" and in_words and i + 1 < len(tokens) and tokens[i + 1] in lx.NUMBER_WORDS:
+        elif tok == "and" and in_words and after_scale and nxt in lx.NUMBER_WORDS:  # "a hundred and five"
             used[i] = True
         else:
             flush()
             number = _parse_number(tok)
-            if number is not None:
+            if number is not None and before in lx.ORDINAL_NOUNS and number.is_integer():
+                ordinals.append(int(number))  # "season 1" = "first season"
+                used[i] = True
+            elif number is not None:
                 values.append(number)
                 ends[i] = number
                 used[i] = True
@@ -300,14 +357,10 @@ def _numbers(tokens: list[str]) -> tuple[list[float], list[int], list[bool], tup
             elif tok in lx.ROMAN and i > 0:
                 values.append(float(lx.ROMAN[tok]))
                 used[i] = True
-            elif tok in lx.FRACTIONS:
-                values.append(lx.FRACTIONS[tok])
-                used[i] = True
     flush()
     # "one banana" and "a banana" ask the same thing: a lone 1 carries no information.
     values = [v for v in values if v != 1.0]
-    percents = tuple(sorted(ends.get(i - 1, -1.0) for i, tok in enumerate(tokens) if tok == "percent"))
-    return values, ordinals, used, percents
+    return values, ordinals, used, ends, divisions
 
 
 def _named_words(text: str) -> set[str]:
@@ -356,10 +409,11 @@ def _directions(canon: list[str]) -> tuple[set[str], set[str]]:
             if i - back < 0:
                 break
             prev = canon[i - back]
-            if prev == "from" or prev in _QUANTITY_MARKERS or _parse_number(prev) is not None:
+            number = _parse_number(prev) is not None or lx.NUMBER_WORDS.get(prev, 0) > 0 or prev in lx.NUMBER_SCALES
+            if prev == "from" or prev in _QUANTITY_MARKERS or number:  # "in thirty years" = "in 30 years"
                 sources.add(tok)
                 break
-            if prev in _TARGET_MARKERS:
+            if prev in _TARGET_MARKERS and (prev != "in" or back == 1):  # "caffeine in coffee cup": no target
                 targets.add(tok)
                 break
             if prev in _TYPED:
@@ -610,9 +664,13 @@ def analyse(text: str) -> Facts:
     language = _language(raw, text)
     foreign = lx.LANGUAGE_STOPWORDS.get(language, frozenset()) if language not in (None, "en") else frozenset()
     tokens = list(phrased)
-    values, ordinals, used, percents = _numbers(tokens)
-    if values and any(t in ("c", "f") for t in tokens):  # "100 f to c"
-        tokens = [{"c": "celsius", "f": "fahrenheit"}.get(t, t) for t in tokens]
+    values, ordinals, used, ends, divisions = _numbers(tokens)
+    # what each percent sign belongs to ("15% of 80" ≠ "what percent of 80 is 15"); "as a percentage" alone, none
+    percents = tuple(sorted(ends[i - 1] for i, tok in enumerate(tokens) if tok == "percent" and i - 1 in ends))
+    if values and any(t in ("c", "f") for t in tokens):  # "100 f to c", not "C-14"
+        tokens = [{"c": "celsius", "f": "fahrenheit"}.get(t, t)
+                  if i == 0 or used[i - 1] or tokens[i - 1] in ("degrees", "degree", "to", "in", "into") else t
+                  for i, t in enumerate(tokens)]
     canon = [_canon(t) for t in tokens]
     quoted = _quoted_words(text)
     terms: set[str] = set()
@@ -625,11 +683,13 @@ def analyse(text: str) -> Facts:
     if superlative:
         canon = ["world" if t in lx.WORLD_SCOPE else c for t, c in zip(tokens, canon)]
     said = _said_words(tokens)
-    for tok, c, was_number in zip(tokens, canon, used):
+    for i, (tok, c, was_number) in enumerate(zip(tokens, canon, used)):
         if was_number:
             continue
         if tok in lx.NEGATORS or c in lx.NEGATORS:
-            negations += 1
+            # "97 prime or not?", "and if not, how do they differ?", "not the same as": no claim negated
+            if not (tok == "not" and (tokens[i - 1:i] in (["or"], ["if"]) or tokens[i + 1:i + 3] == ["the", "same"])):
+                negations += 1
             continue
         if c in quoted or tok in named or (tok in said and tok in lx.COURTESY):
             terms.add(c)
@@ -672,7 +732,7 @@ def analyse(text: str) -> Facts:
         subject_of=subject_of,
         object_of=object_of,
         operations=frozenset((_OPERATOR[m.group(2).strip().lower()], m.group(1), m.group(3))
-                             for m in _OPERATION.finditer(text)),
+                             for m in _OPERATION.finditer(text)) | divisions,
         forms=forms,
         mentioned_forms=mentioned_forms,
     )
@@ -739,9 +799,33 @@ def _synonym_found(term: str, text: str, other: str) -> bool:
                for candidate, name in _synonym_candidates(other))
 
 
+@lru_cache(maxsize=65536)
+def _compounds(text: str) -> tuple[frozenset[str], frozenset[str], dict[str, frozenset[str]]]:
+    """(the words as written, every two neighbours joined, each word → the joins it is part of): "time
+    zone" makes "timezone", "vs code" "vscode", so either spelling of a compound finds the other."""
+    raw = _phrased(text)[0]
+    joins: dict[str, set[str]] = {}
+    for left, right in zip(raw, raw[1:]):
+        if left.isalpha() and right.isalpha() and len(left) + len(right) >= 5:
+            joins.setdefault(left, set()).add(left + right)
+            joins.setdefault(right, set()).add(left + right)
+    return (frozenset(raw), frozenset(j for made in joins.values() for j in made),
+            {word: frozenset(made) for word, made in joins.items()})
+
+
+def _compound_found(term: str, text: str, other: str) -> bool:
+    """Is `term` (of `text`, lacking in `other`) a compound `other` writes as two words, or one half of a
+    compound `other` writes as one ("timezone" / "time zone")?"""
+    word = surface(text)[0].get(term)
+    if word is None:
+        return False
+    other_words, other_joins, _ = _compounds(other)
+    return word in other_joins or bool(_compounds(text)[2].get(word, frozenset()) & other_words)
+
+
 def _lacking(text: str, other: str, with_synonyms: bool) -> list[str]:
     a, b = analyse(text), analyse(other)
-    return sorted(t for t in a.terms - b.words if not _near_form(t, b.words)
+    return sorted(t for t in a.terms - b.words if not _near_form(t, b.words) and not _compound_found(t, text, other)
                   and not (with_synonyms and _synonym_found(t, text, other)))
 
 
@@ -790,6 +874,15 @@ def learned_model():
     return verifier_model.shared_model()
 
 
+def _named_light(a: Facts, b: Facts) -> frozenset[str]:
+    """`a`'s light words less the person word a who-question implies, when both texts ask "who" and `b`
+    names no person: "Who is the *author* of Harry Potter?" adds nothing to "Who wrote the Harry Potter
+    *books*?", but "Who was the first *woman* in space?" still swaps a word of "… the first *man* …"."""
+    if a.intent == b.intent == "person" and not (b.light & lx.PERSON_LIGHT):  # both ask "who" in words
+        return a.light - lx.PERSON_LIGHT
+    return a.light
+
+
 def verify_rules(query: str, cached: str) -> Verdict:
     """The lexical rules alone (the guard before the learned stage; kept for comparison and tests)."""
     a, b = analyse(query), analyse(cached)
@@ -828,6 +921,7 @@ def verify_rules(query: str, cached: str) -> Verdict:
     missing, extra = unmatched_terms(query, cached)
     if missing or extra:
         return Verdict(False, "terms", f"only in query {missing}, only in cached {extra}")
-    if (a.light - b.words) and (b.light - a.words):
-        return Verdict(False, "light", f"{sorted(a.light - b.words)} vs {sorted(b.light - a.words)}")
+    a_light, b_light = _named_light(a, b), _named_light(b, a)
+    if (a_light - b.words) and (b_light - a.words):
+        return Verdict(False, "light", f"{sorted(a_light - b.words)} vs {sorted(b_light - a.words)}")
     return Verdict(True)

@@ -58,10 +58,13 @@ convert conversion converting degree calculate calculation compute translate tra
 # The courtesy words among them: the content of "How do you say *thank you* in Japanese?" (`guard`).
 COURTESY = frozenset("please pls plz thanks thank kindly hey hi hello ok okay".split())
 
-LIGHT = frozenset("""
-city town country nation place state region capital_city
+# Light words naming a person: a who-question implies one ("Who wrote Harry Potter?" = "Who is the author of …")
+PERSON_LIGHT = frozenset("""
 person people man woman human someone individual
 scientist inventor composer author writer artist painter poet musician astronaut president leader
+""".split())
+LIGHT = PERSON_LIGHT | frozenset("""
+city town country nation place state region capital_city
 team side club company organisation organization
 word term phrase expression sentence
 number count amount total quantity value figure level rate
@@ -148,7 +151,7 @@ CANONICAL: dict[str, str] = {
     "largest": "max", "biggest": "max", "greatest": "max", "highest": "max", "tallest": "max",
     "maximum": "max", "most": "max", "top": "max", "max": "max", "heaviest": "max_weight",
     "smallest": "min", "tiniest": "min", "least": "min", "lowest": "min", "minimum": "min", "min": "min",
-    "shortest": "short", "longest": "long", "fewest": "min",
+    "shortest": "short", "longest": "long", "fewest": "min", "afterwards": "after", "afterward": "after",
     "cheapest": "cheap", "priciest": "expensive", "costliest": "expensive",
     "worst": "worst", "slowest": "slow", "hardest": "hard", "easiest": "easy",
     "fastest": "fast", "quickest": "fast", "quicker": "faster", "slower": "slower",
@@ -296,25 +299,36 @@ NUMBER_WORDS: dict[str, int] = {
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
     "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
     "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
-    "dozen": 12, "couple": 2, "pair": 2,
+    "couple": 2, "pair": 2,
 }
-NUMBER_SCALES: dict[str, int] = {"hundred": 100, "thousand": 1000, "million": 1_000_000,
+NUMBER_SCALES: dict[str, int] = {"dozen": 12, "hundred": 100, "thousand": 1000, "million": 1_000_000,
                                  "billion": 1_000_000_000, "trillion": 1_000_000_000_000}
 ORDINALS: dict[str, int] = {
     "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
     "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "twentieth": 20, "hundredth": 100,
     "1st": 1, "2nd": 2, "3rd": 3, "4th": 4, "5th": 5, "6th": 6, "7th": 7, "8th": 8, "9th": 9, "10th": 10,
 }
+# A number after these names a position, as an ordinal before them does: "season 1" = "the first season".
+ORDINAL_NOUNS = frozenset("""
+season episode chapter part volume level grade phase stage act scene lesson step gen generation
+""".split())
 # Roman numerals only where they name a number (World War II, Henry VIII); "i" and "v" are too ambiguous.
 ROMAN: dict[str, int] = {"ii": 2, "iii": 3, "iv": 4, "vi": 6, "vii": 7, "viii": 8, "ix": 9, "xi": 11,
                          "xii": 12, "xiii": 13, "xiv": 14, "xv": 15, "xvi": 16}
-FRACTIONS: dict[str, float] = {"half": 0.5, "quarter": 0.25, "third_of": 1 / 3}
+# Fractions in words, read as their digits are ("two thirds" as 2/3). Only "half" and "quarter" are a
+# fraction alone; "third" alone is the ordinal ("the third planet"), "a third of" the fraction.
+FRACTION_WORDS: dict[str, int] = {
+    word: d for d, names in ((2, "half halves"), (3, "third thirds"), (4, "quarter quarters fourth fourths"),
+                             (5, "fifth fifths"), (6, "sixth sixths"), (8, "eighth eighths"), (10, "tenth tenths"))
+    for word in names.split()
+}
+FRACTIONS = frozenset({"half", "quarter"})
 
 # Language fingerprints: frequent function words that are distinctive for each language. A request in
 # one language is never answered with an answer cached for another.
 LANGUAGE_STOPWORDS: dict[str, frozenset[str]] = {
     "en": frozenset("the is are was what how which who why when where do does did of to and in for with "
-                    "my your can you i it this that there be have has".split()),
+                    "my your can you i it this that there be have has a an from as or on at by".split()),
     "fr": frozenset("le la les est sont quel quelle quels quelles comment pourquoi des du de un une et "
                     "dans pour avec mon ma mes je tu il elle nous vous ce cette qui que où".split()),
     "de": frozenset("der die das ist sind was wie warum wann wo welche welcher welches ein eine und in "

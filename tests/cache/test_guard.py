@@ -87,6 +87,15 @@ REFUSED = [  # (query, cached, the check that must refuse)
     # a term that starts with a phrasing word
     ("What is a common noun?", "What is a proper noun?", "terms"),
     ("What is the simple past tense?", "What is the past tense?", "terms"),
+    # fractions in words are read as their digits: equal values written differently still differ
+    ("Simplify 6/8.", "Simplify 3/4.", "numbers"),
+    ("What is three quarters as a decimal?", "What is 4/3 as a decimal?", "numbers"),
+    ("How many tablespoons are in two thirds of a cup?", "How many tablespoons are in a third of a cup?", "numbers"),
+    ("Who won the second season of American Idol?", "american idol season 1 winner", "numbers"),
+    ("Why is 1 not a prime number?", "Why is 1 a prime number?", "negation"),
+    # a who-question implies a person word only where the other names none
+    ("Who was the first woman in space?", "Who was the first man in space?", "light"),
+    ("In what language was The Canterbury Tales written?", "Who is the author of The Canterbury Tales?", "light"),
 ]
 SERVED = [
     ("Which city is Australia's capital?", "What is the capital of Australia?"),
@@ -130,6 +139,36 @@ SERVED = [
     ("satoshis per btc", "How many satoshis are in a bitcoin?"),
     ("How much is the minimum wage in Oregon?", "What is the minimum wage in Oregon?"),
     ("hello in italian", "How do you say hello in Italian?"),
+    ("What do you get when you multiply seven and eight?", "Multiply 7 by 8."),
+    ("tbsp in 1/4 cup", "How many tablespoons are in a quarter cup?"),
+    ("What decimal equals one-third?", "What is 1/3 as a decimal?"),
+    ("Who won the first season of American Idol?", "american idol season 1 winner"),
+    ("Who is the author of Nineteen Eighty-Four?", "Who wrote 1984?"),
+    ("billion how many zeroes", "How many zeros are in a billion?"),
+    ("97 prime or not?", "Is 97 a prime number?"),
+    ("gelato vs ice cream", "Explain what makes gelato not the same as ice cream."),
+    ("Explain what separates a virus from a bacterium.", "How do viruses differ from bacteria?"),
+    ("days in thirty years", "How many days are in 30 years?"),
+    ("When should I do my stretches, before a run or afterwards?", "Should I stretch before or after running?"),
+    ("chicago timezone", "What time zone is Chicago in?"),
+    ("How many squares are on a chessboard?", "How many squares does a chess board have?"),
+    ("Who wrote the Harry Potter books?", "Who is the author of Harry Potter?"),
+]
+
+NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
+    ("one hundred and forty-four", (144.0,), ()),
+    ("multiply seven and eight", (7.0, 8.0), ()),
+    ("the 4-7-8 breathing method", (4.0, 7.0, 8.0), ()),
+    ("the four-seven-eight breathing method", (4.0, 7.0, 8.0), ()),
+    ("two dozen eggs", (24.0,), ()),
+    ("nineteen eighty-four", (1984.0,), ()),
+    ("two thirds of a cup", (2.0, 3.0), ()),
+    ("2/3 cup", (2.0, 3.0), ()),
+    ("a quarter cup", (4.0,), ()),
+    ("the third planet", (), (3,)),
+    ("a third of 90", (3.0, 90.0), ()),
+    ("season 2 finale", (), (2,)),
+    ("How do I round to 2 decimal places?", (2.0,), ()),
 ]
 
 INTENTS = [  # what the wording of a question asks for (`guard._intent`)
@@ -203,6 +242,12 @@ def test_guard_refuses_the_labelled_near_misses(split):
     assert served >= 0.35, served
 
 
+@pytest.mark.parametrize(("text", "numbers", "ordinals"), NUMBERS)
+def test_numbers_are_read_as_written(text, numbers, ordinals):
+    facts = analyse(text)
+    assert (facts.numbers, facts.ordinals) == (numbers, ordinals)
+
+
 @pytest.mark.parametrize(("text", "term", "present"), [
     ("How many planes are over the US?", "united_states", True),
     ("What is the U.S. population?", "united_states", True),
@@ -235,7 +280,8 @@ def test_stemming_runs_on_the_c_snowball():
 _KEY_WORDS = ["what", "which", "who", "whom", "how", "did", "do", "does", "is", "causes", "happened", "define",
               "meaning", "about", "look", "like", "write", "poem", "summarize", "with", "answers", "say",
               "hello", "to", "over", "than", "in", "The", "Little", "City", "inventor", "date", "4/3", "2^10",
-              "tallest", "names", "of", "should", "I", "if", "not", "US", "May", "km", "miles", "?", "\"x\""]
+              "tallest", "names", "of", "should", "I", "if", "not", "US", "May", "km", "miles", "?", "\"x\"",
+              "one", "a", "third", "thirds", "two", "quarter", "hundred", "and", "nineteen", "season", "1", "or"]
 
 
 @settings(max_examples=400, deadline=None)

@@ -29,7 +29,7 @@ MODEL_REFUSES = [
 # accept cut serves (the shipped cut is chosen by cache/train_verifier.py and may serve none).
 REWORDED = [
     ("How many players does a football side have on the pitch?", "How many players are on a soccer team on the field?"),
-    ("Who wrote the Harry Potter books?", "Who is the author of Harry Potter?"),
+    ("How many protons does a carbon atom have?", "What is the atomic number of carbon?"),
 ]
 # Passed by the rules (no unmatched term) but another question: the model refuses them. Not from any
 # split (written for this test).
