@@ -29,7 +29,7 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cache import cross_encoder, guard, synonyms  # noqa: E402
+from cache import cross_encoder, guard  # noqa: E402
 from cache.encoder import Encoder  # noqa: E402
 from cache.evalset import load_groups  # noqa: E402
 from cache.service import CacheService  # noqa: E402
@@ -109,11 +109,7 @@ def verifier_latency(vectors: dict[str, np.ndarray]) -> list[str]:
             times = []
             for query, cached in pairs:
                 if clear:
-                    guard._phrased.cache_clear()
-                    guard.analyse.cache_clear()
-                    guard.surface.cache_clear()
-                    synonyms._senses.cache_clear()
-                    guard._synonym_candidates.cache_clear()
+                    guard.clear_text_caches()
                 started = time.perf_counter()
                 verify(query, cached)
                 times.append((time.perf_counter() - started) * 1000)

@@ -128,7 +128,7 @@ director architect discoverer builder sculptor originator
 # "What percentage …", "What year …": a "what X" question that still asks for an amount or a date.
 MEASURE_WORDS = frozenset("percentage percent proportion fraction share ratio year years month day time age period".split())
 
-# What a question's opening says about the answer it wants (`guard._intent`).
+# What a question's opening says about the answer it wants (`intents.intent_of`).
 HOW_ADJECTIVES = frozenset("many much long far old big tall high deep wide heavy fast hot cold often large".split())
 REQUEST_PREFIXES = (("can", "you"), ("could", "you"), ("would", "you"), ("will", "you"), ("tell", "me"),
                     ("show", "me"), ("give", "me"), ("let", "me", "know"), ("help", "me", "understand"),

@@ -40,7 +40,7 @@ from tqdm import tqdm
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cache import cross_encoder as ce  # noqa: E402
-from cache import guard  # noqa: E402
+from cache import facts, wording  # noqa: E402
 from cache.evalset import Group, load_groups, repeated_questions  # noqa: E402
 from cache.train_verifier import lookups  # noqa: E402
 
@@ -56,8 +56,8 @@ def embed(texts: list[str]) -> dict[str, np.ndarray]:
 
 def term_words(text: str) -> list[str]:
     """The raw words of `text` that the guard counts as specific terms (entities, objects, units...)."""
-    terms = guard.analyse(text).terms
-    return [w for w in _WORD.findall(text) if guard._canon(w.lower()) in terms]
+    terms = facts.analyse(text).terms
+    return [w for w in _WORD.findall(text) if wording.canonical(w.lower()) in terms]
 
 
 def entity_vocabulary(groups: list[Group]) -> list[str]:
@@ -73,7 +73,7 @@ def neighbours(words: list[str], k: int = 8) -> dict[str, list[str]]:
     JavaScript, kilometers → miles): the swaps that look most like a paraphrase."""
     vec = embed(words)
     matrix = np.array([vec[w] for w in words])
-    canon = [guard._canon(w.lower()) for w in words]
+    canon = [wording.canonical(w.lower()) for w in words]
     out = {}
     for i, w in enumerate(words):
         sims = matrix @ matrix[i]
@@ -91,7 +91,7 @@ def swapped(a: str, b: str, entities: list[str], rng: random.Random,
     word = rng.choice(options)
     pool = near.get(word) if near else None
     other = rng.choice(pool or entities)
-    if guard._canon(other.lower()) == guard._canon(word.lower()):
+    if wording.canonical(other.lower()) == wording.canonical(word.lower()):
         return None
     if word[:1].isupper():
         other = other[:1].upper() + other[1:]

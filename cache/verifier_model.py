@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import structlog
 
-from cache import guard
+from cache import facts, guard, wording
 from cache.load_once import LoadOnce
 
 log = structlog.get_logger("switchyard.cache.verifier")
@@ -110,9 +110,9 @@ class WordVectors:
         """The vectors of a text's content words (terms and light words), one row each; cached per text."""
         hit = self._content.get(text)
         if hit is None:
-            facts = guard.analyse(text)
-            written, _ = guard.surface(text)
-            hit = np.array([self.lookup(written.get(t, t))[0] for t in sorted(facts.terms | facts.light)] or [_ZERO])
+            read = facts.analyse(text)
+            written, _ = wording.surface(text)
+            hit = np.array([self.lookup(written.get(t, t))[0] for t in sorted(read.terms | read.light)] or [_ZERO])
             if len(self._content) < 100_000:
                 self._content[text] = hit
         return hit
@@ -150,9 +150,9 @@ def base_features(query: str, cached: str, vectors: WordVectors | None = None,
     """The named features (`BASE_FEATURES`); `miss` (`unmatched(query, cached)`) and `rules_ok`
     (`guard.verify_rules(query, cached).ok`) when the caller already has them."""
     vectors = vectors or WordVectors.shared()
-    a, b = guard.analyse(query), guard.analyse(cached)
+    a, b = facts.analyse(query), facts.analyse(cached)
     miss_q, miss_c = miss or unmatched(query, cached)
-    (surf_a, caps_a), (surf_b, caps_b) = guard.surface(query), guard.surface(cached)
+    (surf_a, caps_a), (surf_b, caps_b) = wording.surface(query), wording.surface(cached)
 
     def info(term: str, surf: dict[str, str]) -> tuple[np.ndarray, int, int, str]:
         word = surf.get(term, term)
@@ -183,9 +183,9 @@ def base_features(query: str, cached: str, vectors: WordVectors | None = None,
     words_q = {w for *_, w in uq}
     words_c = {w for *_, w in uc}
     capitalised = bool(words_q & caps_a or words_c & caps_b)
-    typed = any(t in guard._TYPED for t in miss_q + miss_c)
+    typed = any(t in facts.TYPED for t in miss_q + miss_c)
     digits = any(any(ch.isdigit() for ch in t) for t in miss_q + miss_c)
-    len_a, len_b = len(guard._phrased(query)[0]), len(guard._phrased(cached)[0])  # tokens, tokenized once per text
+    len_a, len_b = len(wording.phrased_tokens(query)[0]), len(wording.phrased_tokens(cached)[0])  # tokens, tokenized once per text
     n_q, n_c = len(miss_q), len(miss_c)
     terms = len(a.terms) + len(b.terms)
     return np.array([
@@ -208,7 +208,7 @@ def word_features(query: str, cached: str, vectors: WordVectors | None = None,
     difference of each to its nearest content word on the other side (4 × 384)."""
     vectors = vectors or WordVectors.shared()
     miss_q, miss_c = miss or unmatched(query, cached)
-    (surf_a, _), (surf_b, _) = guard.surface(query), guard.surface(cached)
+    (surf_a, _), (surf_b, _) = wording.surface(query), wording.surface(cached)
     out = []
     diffs = []
     for missing, surf, other in ((miss_q, surf_a, cached), (miss_c, surf_b, query)):

@@ -5,7 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cache.evalset import load_groups
-from cache.guard import analyse, verify, verify_rules
+from cache.facts import analyse
+from cache.guard import verify, verify_rules
 
 REFUSED = [  # (query, cached, the check that must refuse)
     ("What is the capital of Austria?", "What is the capital of Australia?", "terms"),
@@ -171,7 +172,7 @@ NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a b
     ("How do I round to 2 decimal places?", (2.0,), ()),
 ]
 
-INTENTS = [  # what the wording of a question asks for (`guard._intent`)
+INTENTS = [  # what the wording of a question asks for (`intents.intent_of`)
     ("How do I calculate EBITDA?", "howto"),
     ("How is mead made?", "manner"),
     ("What's the best way to learn touch typing?", "manner"),
@@ -269,10 +270,10 @@ def test_content_words_spelled_like_function_words(text, term, present):
 def test_stemming_runs_on_the_c_snowball():
     # PyStemmer (a dependency) gives the same Porter2 stems as the pure-Python snowballstemmer and
     # makes the guard's analysis of a new text ~6x faster; without it every lookup pays ~1 ms more.
-    from cache import guard
+    from cache import wording
 
-    assert type(guard._STEMMER).__module__ == "Stemmer"
-    assert [guard.light_stem(w) for w in ("running", "boiling", "generously", "kilometres")] == \
+    assert type(wording.STEMMER).__module__ == "Stemmer"
+    assert [wording.light_stem(w) for w in ("running", "boiling", "generously", "kilometres")] == \
         ["run", "boil", "generous", "kilometr"]
 
 

@@ -1,0 +1,195 @@
+"""What a text pins down (`Facts`, computed once per text by `analyse`): its terms and light words,
+numbers, negation, poles, question types, intent, forms, conversion direction and word order. The
+near-miss guard (`cache.guard`) compares two texts' facts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from cache import lexicon as lx
+from cache.intents import forms_of, intent_of, roles_of
+from cache.numerals import OPERATION, OPERATOR, read_numbers
+from cache.wording import (QUANTITY_NOUNS, canonical, language_of, light_stem, named_words, parse_number,
+                           phrased_tokens, quoted_words, said_words)
+
+QUESTION_TYPES = {"who": "person", "whom": "person", "when": "time", "where": "place", "why": "reason",
+                  "cause": "reason", "how_many": "quantity"}
+_UNIT_WORDS = frozenset("""
+mile kilometer meter centimeter millimeter inch foot yard pound ounce kilogram gram milligram liter
+milliliter gallon cup teaspoon tablespoon calorie celsius fahrenheit kelvin dollar euro yen franc yuan rupee
+mile_per_hour kilometer_per_hour light_year light_second hour minute second day week month year stick
+acre hectare quart pint stone ton tonne byte kilobyte megabyte gigabyte terabyte kilobit megabit gigabit
+joule watt kilowatt kilowatt_hour horsepower btu radian carat barrel bushel furlong fathom knot decade
+century millennium millisecond microsecond nanosecond bitcoin satoshi penny
+""".split())
+_LANGUAGE_NAMES = frozenset("""
+english french german spanish italian portuguese dutch japanese chinese mandarin cantonese korean russian
+arabic hindi swedish norwegian danish finnish polish greek turkish hebrew latin
+""".split())
+TYPED = _UNIT_WORDS | _LANGUAGE_NAMES
+_TARGET_MARKERS = frozenset({"to", "into", "in", "how_many"})
+_QUANTITY_MARKERS = frozenset({"a", "an", "one", "per", "each"})
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What a text pins down, computed once per text (cached)."""
+
+    words: frozenset[str]  # every canonical token, function words included
+    terms: frozenset[str]  # specific terms that must appear on the other side
+    light: frozenset[str]
+    numbers: tuple[float, ...]
+    percents: tuple[float, ...]
+    ordinals: tuple[int, ...]
+    negated: bool
+    poles: frozenset[str]
+    question: frozenset[str]
+    sources: frozenset[str]
+    targets: frozenset[str]
+    ordered: frozenset[tuple[str, str]]
+    language: str | None
+    intent: str | None  # the kind of answer the wording asks for (`intent_of`)
+    operations: frozenset[tuple[str, str, str]]  # (div|pow|sub, left, right): "4/3" → ("div", "4", "3")
+    subject_of: frozenset[str]  # verbs whose subject the question word is: "What eats koalas?" (`roles_of`)
+    object_of: frozenset[str]  # verbs whose object it is: "What do koalas eat?"
+    forms: frozenset[str]  # the forms the answer is asked to take: poem, summary, brief… (`forms_of`)
+    mentioned_forms: frozenset[str]  # forms the text names at all ("ocean poem")
+
+
+# A pole is matched on the canonical form analyse() compares ("inside" → "insid", "decrease" → "lower");
+# the word as listed is kept too, for tokens the canonicaliser leaves as they are.
+POLE_OF: dict[str, set[str]] = {}
+for _a, _b in lx.POLES:
+    for _x, _y in ((_a, _b), (canonical(_a), canonical(_b))):
+        if _x != _y:
+            POLE_OF.setdefault(_x, set()).add(_y)
+            POLE_OF.setdefault(_y, set()).add(_x)
+
+_CLITICS = frozenset("s t d m ll re ve".split())  # what is left of "it's", "don't" when an apostrophe is odd
+
+
+def _directions(canon: list[str]) -> tuple[set[str], set[str]]:
+    """Which typed terms (units, currencies, languages) are the source and which the target of a
+    conversion or translation. 'how many X in a Y' / 'Y to X' / '10 Y in X' → source Y, target X.
+    The marker may sit up to two words before the term ('from US dollars', '30 degrees Celsius')."""
+    sources: set[str] = set()
+    targets: set[str] = set()
+    for i, tok in enumerate(canon):
+        if tok not in TYPED:
+            continue
+        for back in (1, 2, 3):
+            if i - back < 0:
+                break
+            prev = canon[i - back]
+            number = parse_number(prev) is not None or lx.NUMBER_WORDS.get(prev, 0) > 0 or prev in lx.NUMBER_SCALES
+            if prev == "from" or prev in _QUANTITY_MARKERS or number:  # "in thirty years" = "in 30 years"
+                sources.add(tok)
+                break
+            if prev in _TARGET_MARKERS and (prev != "in" or back == 1):  # "caffeine in coffee cup": no target
+                targets.add(tok)
+                break
+            if prev in TYPED:
+                break
+    return sources, targets
+
+
+_ORDER_WORDS = frozenset({"to", "into", "over", "onto", "than"})
+
+
+def _ordered_pairs(canon: list[str], content: set[str]) -> set[tuple[str, str]]:
+    """(a, b) for every 'a … to/into/onto/over/than … b', a and b in `content` (terms and light words):
+    'convert a string to an integer', 'from London to Paris', 'paint over wallpaper', 'is a dolphin
+    heavier than a shark' — the same two words the other way round ask the opposite question. ('in' is
+    not one: '10 miles in km' and 'km in 10 miles' are one conversion, read by the typed-unit check.)"""
+    pairs = set()
+    for i, tok in enumerate(canon):
+        if tok not in _ORDER_WORDS:
+            continue
+        # every term on each side: "JSON to a Python dictionary" is (json, python) and (json, dict), so
+        # "a Python dictionary to JSON" reads as its reverse whichever word the other side puts last
+        lefts = {c for c in canon[max(0, i - 3):i] if c in content}
+        rights = {c for c in canon[i + 1:i + 4] if c in content}
+        pairs.update((left, right) for left in lefts for right in rights if left != right)
+    return pairs
+
+
+@lru_cache(maxsize=65536)
+def analyse(text: str) -> Facts:
+    raw_tuple, phrased = phrased_tokens(text)
+    raw = list(raw_tuple)
+    language = language_of(raw, text)
+    foreign = lx.LANGUAGE_STOPWORDS.get(language, frozenset()) if language not in (None, "en") else frozenset()
+    tokens = list(phrased)
+    values, ordinals, used, ends, divisions = read_numbers(tokens)
+    # what each percent sign belongs to ("15% of 80" ≠ "what percent of 80 is 15"); "as a percentage" alone, none
+    percents = tuple(sorted(ends[i - 1] for i, tok in enumerate(tokens) if tok == "percent" and i - 1 in ends))
+    if values and any(t in ("c", "f") for t in tokens):  # "100 f to c", not "C-14"
+        tokens = [{"c": "celsius", "f": "fahrenheit"}.get(t, t)
+                  if i == 0 or used[i - 1] or tokens[i - 1] in ("degrees", "degree", "to", "in", "into") else t
+                  for i, t in enumerate(tokens)]
+    canon = [canonical(t) for t in tokens]
+    quoted = quoted_words(text)
+    terms: set[str] = set()
+    light: set[str] = set()
+    named = named_words(text)
+    negations = 0
+    # "the largest desert" is "the largest desert in the world": a superlative's default scope is the
+    # world, one light word however it is named ("on Earth", "on the planet", "globally").
+    superlative = any(t in lx.SUPERLATIVES for t in tokens)
+    if superlative:
+        canon = ["world" if t in lx.WORLD_SCOPE else c for t, c in zip(tokens, canon)]
+    said = said_words(tokens)
+    for i, (tok, c, was_number) in enumerate(zip(tokens, canon, used)):
+        if was_number:
+            continue
+        if tok in lx.NEGATORS or c in lx.NEGATORS:
+            # "97 prime or not?", "and if not, how do they differ?", "not the same as": no claim negated
+            if not (tok == "not" and (tokens[i - 1:i] in (["or"], ["if"]) or tokens[i + 1:i + 3] == ["the", "same"])):
+                negations += 1
+            continue
+        if c in quoted or tok in named or (tok in said and tok in lx.COURTESY):
+            terms.add(c)
+        elif tok in lx.FUNCTION or c in lx.FUNCTION or c in QUESTION_TYPES or c == "how" or tok in foreign:
+            continue
+        elif tok in lx.SCAFFOLD or c in lx.SCAFFOLD:
+            continue
+        elif tok in lx.LIGHT or c in lx.LIGHT or light_stem(tok) in lx.LIGHT or (superlative and c == "world"):
+            light.add(c)
+        elif c in POLE_OF:
+            terms.add(c)
+        elif len(c) > 1 or c.isdigit() or (c.isalpha() and c not in _CLITICS):  # vitamin K ≠ vitamin C
+            terms.add(c)
+    question = frozenset(QUESTION_TYPES[c] for c in canon if c in QUESTION_TYPES)
+    intent = intent_of(raw, text)
+    if any(c in QUANTITY_NOUNS for c in canon):
+        question |= {"quantity"}
+    if any(t in lx.AGENT_NOUNS for t in tokens):
+        question |= {"person"}  # "saxophone inventor" asks who, not when
+    if any(t in ("date", "dates", "year") for t in tokens):
+        question |= {"time"}  # "titanic sinking date" asks when, not why or where
+    sources, targets = _directions(canon)
+    forms, mentioned_forms = forms_of(raw)
+    subject_of, object_of = roles_of(raw, canon)
+    return Facts(
+        words=frozenset(canon) | frozenset(tokens),
+        terms=frozenset(terms),
+        light=frozenset(light),
+        numbers=tuple(sorted(values)),
+        percents=percents,
+        ordinals=tuple(sorted(ordinals)),
+        negated=negations % 2 == 1,
+        poles=frozenset(c for c in canon if c in POLE_OF),
+        question=question,
+        sources=frozenset(sources),
+        targets=frozenset(targets),
+        ordered=frozenset(_ordered_pairs(canon, terms | light)),
+        language=language,
+        intent=intent,
+        subject_of=subject_of,
+        object_of=object_of,
+        operations=frozenset((OPERATOR[m.group(2).strip().lower()], m.group(1), m.group(3))
+                             for m in OPERATION.finditer(text)) | divisions,
+        forms=forms,
+        mentioned_forms=mentioned_forms,
+    )

@@ -1,0 +1,219 @@
+"""What kind of answer a question's wording asks for (`intent_of`: a definition, a how-to, an amount,
+who/when/where/why…), which kinds contradict each other (`INTENT_CONFLICTS`), the forms of answer a
+request asks for (`forms_of`: a poem, a summary, a table…) and the role the question word plays
+(`roles_of`: "What eats koalas?" vs "What do koalas eat?"). Used by `cache.facts`."""
+
+from __future__ import annotations
+
+import re
+
+from cache import lexicon as lx
+from cache import synonyms
+from cache.wording import QUANTITY_NOUNS, canonical, parse_number
+
+_AUX = frozenset("do does can could should would will to i you we one".split())
+_BE = frozenset("is are was were".split())
+_YES_NO_LEADS = frozenset("is are was were am can could do does did should will would has have had may must".split())
+_WH = frozenset("what which who whom whose when where why how whether".split())
+_WH_INTENT = {"who": "person", "whom": "person", "whose": "person", "when": "time", "where": "place",
+              "why": "reason", "whether": "yesno"}
+_DESCRIBE = frozenset("describe explain define".split())
+_TELL = _DESCRIBE | {"tell"}
+# "Australia's capital" (an attribute of something, not a definition); not "what's", "it's", "there's"
+_POSSESSIVE = re.compile(r"\b(?!(?:what|that|it|there|here|who|where|how|let|he|she)['’]s\b)\w+['’]s\b", re.I)
+_PARTICIPLE = re.compile(r"^(?:\w+ed|" + "|".join(sorted(lx.IRREGULAR_PARTICIPLES)) + ")$")
+
+
+# Intents that ask for different answers. Pairs not listed may share an answer ("How do earthquakes
+# happen?" / "Why do earthquakes happen?"); "comparison" conflicts with nothing (the compared terms are
+# the terms check's business).
+_CONFLICTS = {
+    "definition": {"manner", "quantity", "yesno", "reason", "norm", "person", "time", "place", "composition"},
+    "composition": {"manner", "quantity", "yesno", "person", "time", "place", "what-is"},
+    "manner": {"quantity", "norm", "yesno", "person", "time"},
+    "quantity": {"yesno", "person", "place", "reason"},
+    "yesno": {"person", "time", "place", "reason", "norm"},
+    "reason": {"person", "time", "place"},
+    "which": {"quantity"},
+    "topic": {"person", "time", "place", "quantity"},
+    "appearance": {"person", "time", "place", "quantity", "definition"},
+    "event": {"person", "place", "quantity", "definition"},
+    "function": {"person", "time", "place", "quantity", "composition"},
+    "how-did": {"person", "time", "place", "quantity", "definition", "yesno"},
+}
+_REMEDY_OPENINGS = frozenset({("should", "i", "do"), ("can", "i", "do"), ("do", "i", "do"), ("should", "you", "do"),
+                              ("do", "you", "do"), ("can", "you", "do"), ("helps", "with"), ("helps",), ("cures",)})
+# "howto" is a manner ("How do I calculate EBITDA?") that also differs from a reason: "How do I treat a
+# migraine?" is not "What causes migraines?" (as "How do earthquakes happen?" is "Why do they happen?")
+for _others in _CONFLICTS.values():
+    if "manner" in _others:
+        _others.add("howto")
+_CONFLICTS["howto"] = _CONFLICTS["manner"] | {"reason"}
+INTENT_CONFLICTS = frozenset(frozenset((a, b)) for a, others in _CONFLICTS.items() for b in others)
+
+
+def _measures(word: str) -> bool:
+    """A word naming an amount or a date: "population", "percentage", "year" ("What year …" asks when)."""
+    return canonical(word) in QUANTITY_NOUNS or word in lx.MEASURE_WORDS
+
+
+def intent_of(raw: list[str], text: str) -> str | None:
+    """The kind of answer the question's own wording asks for, read from how it starts: "howto" (what
+    to do: "How do I calculate EBITDA?", "What should I do if …?"), "manner" (how it is done: "How is mead
+    made?"), "definition" ("What is EBITDA?", "What does X mean?", "define X", "X meaning"), "composition"
+    ("What is mead made of?"), "norm" ("What is a good cap rate?"), "yesno" ("Do I need gap insurance?"),
+    "comparison", "quantity", who/when/where/why ("What causes X?" is a reason), "how-did" ("How did
+    Napoleon die?": what happened), "which" ("Which islands make up Japan?", "What is the tallest
+    building?": names, not a count), "function" ("What does the liver do?"), "topic" ("What is X
+    about?"), "appearance" ("What did X look like?"), "event" ("What happened to X?"), or "what-is" (any
+    other "What is …?": "What is the capital of Australia?", which only a composition question
+    contradicts). None when the wording does not say: most keyword queries, "Explain X".
+    Intents that `_CONFLICTS` lists want different answers ("How do I calculate EBITDA?" is not "What
+    is EBITDA?")."""
+    words = list(raw)
+    for i, w in enumerate(words[:-1]):  # the tokenizer drops "'s": "What's EBITDA?" → what is EBITDA
+        if w in ("what", "that") and words[i + 1] not in _BE and re.search(rf"\b{w}['’]s\b", text, re.I):
+            words.insert(i + 1, "is")
+            break
+    if any(w in lx.COMPARISON_WORDS for w in words) or ("or" in words and any(w in lx.CHOICE_VERBS for w in words)):
+        return "comparison"  # "X vs Y", "Is X the same as Y?", "Should I use who or whom?"
+    if set(zip(words, words[1:])) & lx.COMPOSITION_PAIRS:
+        return "composition"  # "What is kombucha made of?" is not "What is kombucha?"
+    stripped = True
+    explained = False
+    while stripped and words:  # polite and request prefixes: "Can you tell me …", "Explain …"
+        stripped = False
+        for prefix in lx.REQUEST_PREFIXES:
+            if tuple(words[:len(prefix)]) == prefix and len(words) > len(prefix):
+                explained |= prefix[0] in _DESCRIBE
+                words = words[len(prefix):]
+                stripped = True
+                break
+    if not words:
+        return None
+    prefixed = len(words) < len(raw)  # an embedded question: "Tell me what car insurance costs"
+    first = words[0]
+    if first == "define" or words[-1] in ("meaning", "definition") or first in ("meaning", "definition"):
+        return "definition"  # "define inflation", "ebitda meaning", "definition of a sonnet"
+    if explained and first not in _WH:
+        return None  # "Explain exception handling" asks for a definition and a how-to alike
+    if first in _WH_INTENT:
+        return _WH_INTENT[first]
+    if first == "how":
+        nxt = words[1] if len(words) > 1 else None
+        if nxt in lx.HOW_ADJECTIVES:
+            return "quantity"
+        if nxt == "come":
+            return "reason"  # "How come …?"
+        if nxt == "did":
+            return "how-did"  # "How did Napoleon die?" asks what happened: not a how-to, nor when or where
+        if len(words) > 3 and nxt in ("would", "do", "can", "could", "should") and words[3] in _TELL:
+            return None  # "How would you describe recursion?": a request, not a how-to
+        if len(words) > 2 and nxt in _AUX and words[2] in ("i", "you", "we", "one"):
+            return "howto"  # "How do I treat X?" is what to do, which "What causes X?" is not
+        if nxt is None or nxt in _AUX or (nxt in _BE and _PARTICIPLE.match(words[-1])):
+            return "manner"
+        return None
+    if any(w in lx.MANNER_NOUNS and i + 1 < len(words) and words[i + 1] in ("to", "for", "of")
+           for i, w in enumerate(words)):
+        return "manner"
+    if first in ("what", "which"):
+        if "mean" in words or "meaning" in words:
+            return "definition"
+        if words[-1] == "about" and len(words) > 3:
+            return "topic"  # "What is One Hundred Years of Solitude about?" is not "Who wrote it?"
+        if words[-2:] == ["look", "like"]:
+            return "appearance"  # "What did Cleopatra look like?" is not "Who was Cleopatra?"
+        if len(words) > 2 and words[1] == "happened":
+            return "event"  # "What happened to the last tsar?" is not "Who was the last tsar?"
+        if tuple(words[1:4]) in _REMEDY_OPENINGS or tuple(words[1:3]) in _REMEDY_OPENINGS:
+            return "howto"  # "What should I do if someone faints?" asks what to do, not why people faint
+        if words[1:2] in (["cause"], ["causes"], ["caused"]):
+            return "reason"  # "What causes inflation?" is "Why does inflation happen?", not "What is inflation?"
+        if len(words) > 3 and words[1] in ("do", "does") and words[-1] == "do":
+            return "function"  # "What does the liver do?" is not "Where is the liver?"
+        if (not prefixed and len(words) > 2 and words[1] not in _BE and words[1] not in lx.FUNCTION
+                and not _measures(words[1])):
+            return "which"  # "Which islands make up Japan?" names them; "How many islands…" counts them
+        if len(words) > 2 and words[1] in _BE:
+            rest = words[2:]
+            article = rest[0] in ("a", "an", "the")
+            if article:
+                rest = rest[1:]
+            if article and rest and rest[0] in lx.NORM_WORDS:
+                return "norm"
+            if any(w in ("reason", "reasons", "cause", "causes") for w in rest):
+                return "reason"
+            if rest and rest[0] in ("name", "names"):
+                return "which"  # "What are the names of her children?" is not "How many children…?"
+            if (any(w in lx.SUPERLATIVES and w not in ("minimum", "maximum") for w in rest)
+                    and not any(_measures(w) for w in rest)):
+                return "which"  # "What is the tallest building?" names it; "How tall is the tallest…?" measures
+                # ("minimum", "maximum" usually name an amount: "What is the minimum wage?")
+            # "What is (the) X?" with nothing after X: a definition; "What is the X of Y", "… in 2020",
+            # "What is the largest X", "What is Australia's capital" ask for something else
+            bare = not any(w in lx.FUNCTION or w in lx.SUPERLATIVES or w in lx.QUANTITY_NOUNS
+                           or parse_number(w) is not None for w in rest)
+            if rest and bare and not _POSSESSIVE.search(text):
+                return "definition"
+            return "what-is"  # "What is the black box on a plane?": some attribute, at least not its make-up
+        return None
+    if first in _YES_NO_LEADS:
+        if "or" in words and words[words.index("or") + 1:words.index("or") + 2] != ["not"]:
+            return None  # a choice: "Should I stretch before or after running?"
+        return "yesno"
+    if len(words) > 2 and words[-2:] == ["or", "not"]:
+        return "yesno"
+    return None
+
+
+def _form_index() -> dict[str, list[tuple[str, tuple[str, ...], bool | None]]]:
+    """first token → (form, pattern, kind) for every pattern of `lexicon`'s form lists; kind: True for a
+    work to create, False for a pattern that requests its form, None for one that only mentions it."""
+    index: dict[str, list[tuple[str, tuple[str, ...], bool | None]]] = {}
+    for form, patterns in lx.CREATED_FORMS.items():
+        for pattern in patterns:
+            index.setdefault(pattern[0], []).append((form, pattern, True))
+    for form, (request, mention) in lx.OUTPUT_FORMS.items():
+        for pattern in request:
+            index.setdefault(pattern[0], []).append((form, pattern, False))
+        for pattern in mention:
+            index.setdefault(pattern[0], []).append((form, pattern, None))
+    return index
+
+
+_FORM_INDEX = _form_index()
+
+
+def forms_of(raw: list[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """(forms the request asks its answer to take, forms it mentions at all), from `lexicon.OUTPUT_FORMS`
+    and `CREATED_FORMS`: "Write a haiku about …" requests a haiku, "autumn leaves haiku" mentions one. A
+    work to create is requested only within four words after a verb that asks for it."""
+    requested, mentioned = set(), set()
+    for i, token in enumerate(raw):
+        for form, pattern, created in _FORM_INDEX.get(token, ()):
+            if tuple(raw[i:i + len(pattern)]) != pattern:
+                continue
+            mentioned.add(form)
+            if created is False or (created and any(w in lx.CREATE_VERBS for w in raw[max(0, i - 4):i])):
+                requested.add(form)
+    return frozenset(requested), frozenset(mentioned)
+
+
+def roles_of(raw: list[str], canon: list[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """(verbs whose subject "what"/"who" is, verbs whose object it is): "What eats koalas?" → ({eat}, {}),
+    "What do koalas eat?" → ({}, {eat}) — there every content word after the subject is a candidate verb.
+    Verbs are kept in every form they may be ("fought": fought, fight). The same words with the roles
+    swapped ask the opposite question, which the terms check cannot see."""
+    none: frozenset[str] = frozenset()
+    if len(raw) < 3 or raw[0] not in ("what", "who", "whom") or len(canon) != len(raw):
+        return none, none
+    if raw[1] in ("do", "does", "did"):
+        is_object, verbs = True, [(w, c) for w, c in zip(raw[3:], canon[3:]) if w not in lx.FUNCTION]
+    elif raw[1].isalpha() and raw[1] not in _YES_NO_LEADS and raw[1] not in lx.FUNCTION:
+        is_object, verbs = False, [(raw[1], canon[1])]
+    else:
+        return none, none
+    table = synonyms.table()
+    forms = frozenset(f for w, c in verbs for f in (c, *(table.lemmas(w) if table else ())))
+    return (none, forms) if is_object else (forms, none)

@@ -1,0 +1,125 @@
+"""Numbers as the near-miss guard compares them (`cache.guard`): digits, number words spelled the way
+English spells one number, fractions in words read as their digits, ordinals, roman numerals, and
+operations whose operands do not commute."""
+
+from __future__ import annotations
+
+import re
+
+from cache import lexicon as lx
+from cache.wording import parse_number
+
+# Operations whose operands do not commute: "4/3" ≠ "3/4", "2 to the power of 10" ≠ "10 to the power of 2"
+_NUM = r"(\d+(?:[.,]\d+)?)"
+OPERATION = re.compile(_NUM + r"\s*(/|÷|\^|\*\*|-|−| divided by | over | to the power of | minus )\s*" + _NUM, re.I)
+OPERATOR = {"/": "div", "÷": "div", "divided by": "div", "over": "div", "^": "pow", "**": "pow",
+            "to the power of": "pow", "-": "sub", "−": "sub", "minus": "sub"}
+
+
+def _joins(current: int, value: int, after_scale: bool) -> bool:
+    """May number word `value` continue the number `current` spelled so far? "forty" + "two", "hundred" +
+    "five" do; "seven" + "eight" ("multiply seven and eight") and "four-seven-eight" are separate numbers."""
+    if current == 0 or after_scale:
+        return current == 0 or value < 100
+    return 20 <= current % 100 <= 90 and current % 10 == 0 and value < 10
+
+
+def read_numbers(tokens: list[str]) -> tuple[list[float], list[int], list[bool], dict[int, float],
+                                             set[tuple[str, str, str]]]:
+    """Cardinals (with number words combined: 'one hundred forty-four' → 144) and ordinals. A fraction in
+    words is read as its digits are ('two thirds' as '2/3': 2 and 3, and the division 2 by 3; 'a quarter'
+    as '1/4'), so either spelling matches the other and '6/8' still differs from '3/4'.
+    Returns a per-token flag saying which tokens were consumed as numbers, where each number ends (its
+    last token's index → its value), and the word fractions' divisions."""
+    values: list[float] = []
+    ordinals: list[int] = []
+    divisions: set[tuple[str, str, str]] = set()
+    used = [False] * len(tokens)
+    ends: dict[int, float] = {}  # index of a number's last token → its value (for "15 percent")
+    total = current = 0
+    in_words = after_scale = False
+    first_word = last_word = -1  # where the number being spelled began and ended
+
+    def flush() -> None:
+        nonlocal total, current, in_words, after_scale
+        if in_words:
+            if first_word > 0 and tokens[first_word - 1] in lx.ORDINAL_NOUNS:  # "season one" = "first season"
+                ordinals.append(total + current)
+            else:
+                values.append(float(total + current))
+                ends[last_word] = float(total + current)
+        total = current = 0
+        in_words = after_scale = False
+
+    for i, tok in enumerate(tokens):
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+        before = tokens[i - 1] if i > 0 else ""
+        denominator = lx.FRACTION_WORDS.get(tok)
+        plural = denominator is not None and tok.endswith("s")
+        if before in ("one", "a", "an"):
+            numerator = 1 if not plural and (before == "one" or nxt == "of" or tok in lx.FRACTIONS) else None
+        elif plural and in_words and last_word == i - 1:
+            numerator = total + current  # "two thirds"
+        elif plural:
+            numerator = parse_number(before)  # "2 thirds"
+        else:
+            numerator = 1 if tok in lx.FRACTIONS else None  # "half", "quarter" alone
+        if denominator and numerator:
+            if plural and not in_words and values and values[-1] == numerator:
+                values.pop()  # "2 thirds": the numerator was read as a number already
+            total = current = 0  # "two thirds", "one third": the words are the fraction's
+            in_words = after_scale = False
+            used[i] = True
+            if before in ("one", "a", "an"):
+                used[i - 1] = True
+            values.extend([float(numerator), float(denominator)])
+            ends[i] = float(numerator) / denominator
+            divisions.add(("div", f"{numerator:g}", str(denominator)))
+            continue
+        if tok in lx.NUMBER_WORDS and not (tok in ("couple", "pair") and not in_words):
+            value = lx.NUMBER_WORDS[tok]
+            if in_words and not after_scale and total == 0 and 10 <= current < 30 and value >= 10 \
+                    and not _joins(current, value, after_scale):
+                current *= 100  # a year said in pairs: "nineteen eighty-four", "twenty twenty"
+                after_scale = True
+            elif in_words and not _joins(current, value, after_scale):
+                flush()
+            if not in_words:
+                first_word = i
+            current += value
+            in_words = used[i] = True
+            after_scale = False
+            last_word = i
+        elif tok in lx.NUMBER_SCALES:  # "a billion", "one billion" and "billion": the same number
+            if not in_words:
+                first_word = i
+            scale = lx.NUMBER_SCALES[tok]
+            current = max(current, 1) * scale
+            if scale >= 1000:
+                total += current
+                current = 0
+            in_words = used[i] = True
+            after_scale = scale >= 100
+            last_word = i
+        elif tok == "and" and in_words and after_scale and nxt in lx.NUMBER_WORDS:  # "a hundred and five"
+            used[i] = True
+        else:
+            flush()
+            number = parse_number(tok)
+            if number is not None and before in lx.ORDINAL_NOUNS and number.is_integer():
+                ordinals.append(int(number))  # "season 1" = "first season"
+                used[i] = True
+            elif number is not None:
+                values.append(number)
+                ends[i] = number
+                used[i] = True
+            elif tok in lx.ORDINALS and not (tok == "second" and i > 0 and parse_number(tokens[i - 1])):
+                ordinals.append(lx.ORDINALS[tok])
+                used[i] = True
+            elif tok in lx.ROMAN and i > 0:
+                values.append(float(lx.ROMAN[tok]))
+                used[i] = True
+    flush()
+    # "one banana" and "a banana" ask the same thing: a lone 1 carries no information.
+    values = [v for v in values if v != 1.0]
+    return values, ordinals, used, ends, divisions

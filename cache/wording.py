@@ -1,0 +1,198 @@
+"""How the near-miss guard reads a text's words (`cache.guard`): tokens with the spellings that name
+something kept apart ("the US", "in May", "a will", "IT"), multi-word phrases (`lexicon.PHRASES`),
+canonical forms (spelling variants, abbreviations, accents folded, Snowball stems), the language, and the
+words a text writes as names, quotes or asks to say. Word lists live in `cache.lexicon`."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+import snowballstemmer
+
+from cache import lexicon as lx
+
+WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_TOKEN = re.compile(r"c\+\+|c#|f#|\.net|[^\W_]+(?:[.,]\d+)*|[$€£¥%°×*]", re.UNICODE | re.IGNORECASE)
+_QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|«([^»]+)»|'([^']{2,})'|‘([^’]+)’")
+_DIGITS = re.compile(r"^\d+(?:[.,]\d+)*$")
+_MAX_PHRASE = max(len(k) for k in lx.PHRASES)
+
+
+def _script(text: str) -> str | None:
+    counts: dict[str, int] = {}
+    for ch in text:
+        if ch.isalpha():
+            name = unicodedata.name(ch, "")
+            script = name.split(" ")[0] if name else "?"
+            if script in ("LATIN",):
+                continue
+            if script.startswith("CJK"):
+                script = "CJK"
+            counts[script] = counts.get(script, 0) + 1
+    if not counts:
+        return None
+    return max(counts, key=counts.get)
+
+
+def language_of(raw_tokens: list[str], text: str) -> str | None:
+    """The text's language, or None when the evidence is thin (keyword queries have few stop words)."""
+    script = _script(text)
+    if script is not None:
+        return script.lower()
+    distinct = set(raw_tokens)  # "a … a" is one Portuguese-looking word, not two
+    scores = {lang: len(distinct & words) for lang, words in lx.LANGUAGE_STOPWORDS.items()}
+    ranked = sorted(scores.items(), key=lambda kv: -kv[1])
+    (best, top), (_, second) = ranked[0], ranked[1]
+    if top < 2 or top < 2 * second:
+        return None
+    return best
+
+
+STEMMER = snowballstemmer.stemmer("english")
+_CANON: dict[str, str] = {}
+for _value in set(lx.CANONICAL.values()):
+    _CANON[_value] = _value
+for _key, _value in lx.CANONICAL.items():
+    _CANON[_key] = _value
+_CANON_STEMMED: dict[str, str] = {}
+for _key, _value in lx.CANONICAL.items():
+    _CANON_STEMMED.setdefault(STEMMER.stemWord(_key), _value)
+for _value in set(lx.CANONICAL.values()):
+    _CANON_STEMMED.setdefault(STEMMER.stemWord(_value), _value)
+
+
+def light_stem(word: str) -> str:
+    """Snowball (Porter2) stem; short words and tokens with digits are kept as they are. snowballstemmer
+    runs the C implementation (PyStemmer, a dependency) when it is installed: identical stems on every
+    word of cache/data and the lexicon, and the guard's cold analysis of a text ~6x faster."""
+    if not word.isalpha() or len(word) <= 3:
+        return word
+    return STEMMER.stemWord(word)
+
+
+def canonical(token: str) -> str:
+    if token in _CANON:
+        return _CANON[token]
+    if not token.isascii():  # "Pokémon" = "Pokemon", "café" = "cafe"; other scripts keep their letters
+        folded = "".join(ch for ch in unicodedata.normalize("NFKD", token) if not unicodedata.combining(ch))
+        if folded != token and folded.isascii():
+            return canonical(folded)
+    stem = light_stem(token)
+    return _CANON_STEMMED.get(stem, stem)
+
+
+QUANTITY_NOUNS = frozenset(canonical(w) for w in lx.QUANTITY_NOUNS)
+
+
+def _apply_phrases(tokens: list[str]) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        for n in range(min(_MAX_PHRASE, len(tokens) - i), 0, -1):
+            repl = lx.PHRASES.get(tuple(tokens[i:i + n]))
+            if repl is not None:
+                out.extend(repl)
+                i += n
+                break
+        else:
+            out.append(tokens[i])
+            i += 1
+    return out
+
+
+# "US" is the country, "us" mostly the pronoun ("tell us"); a lower-case "us" opening a query or after
+# "the"/"in"/"a" is the country too ("us passport renewal price", "jobs in the us")
+_US = re.compile(r"\bU\.S\.(?:A\.)?|\bUSA?\b|^\W*us\b|(?<=\bthe )us\b|(?<=\bin )us\b|(?<=\ba )us\b", re.M)
+_MAY = re.compile(r"(?<=[^\W\d_] )May\b|\bMay(?= \d)")  # "in May", "May 5"; not "May I …"
+_WILL = re.compile(r"\b(a|my|the|your|his|her|their|living) will\b(?! be\b)|\b()will(?= (?:vs|versus)\b)", re.I)
+_IT = re.compile(r"\bIT\b")
+
+
+def tokenize(text: str) -> list[str]:
+    text = text.replace("’", "'").replace("‘", "'")
+    text = _US.sub(" USA ", text)
+    # content words that are spelled like function words: the month, the legal document, the agency
+    text = _MAY.sub(" maymonth ", text)
+    text = _WILL.sub(lambda m: f"{m.group(1) or ''} testament", text)
+    if not text.isupper():
+        text = _IT.sub(" infotech ", text)
+    text = re.sub(r"([^\W_]+)-free\b", r"without \1", text)
+    text = re.sub(r"\bcan't\b", "can not", text, flags=re.I)
+    text = re.sub(r"\bwon't\b", "will not", text, flags=re.I)
+    text = re.sub(r"n't\b", " not", text, flags=re.I)
+    text = re.sub(r"'(s|ll|re|ve|d|m)\b", " ", text, flags=re.I)
+    tokens = [t.lower() for t in _TOKEN.findall(text)]
+    merged: list[str] = []
+    for t in tokens:  # "°" + "c" → "°c"
+        if merged and merged[-1] == "°" and t in ("c", "f"):
+            merged[-1] = "°" + t
+        else:
+            merged.append(t)
+    return merged
+
+
+def parse_number(token: str) -> float | None:
+    if _DIGITS.match(token):
+        try:
+            return float(token.replace(",", ""))
+        except ValueError:
+            return None
+    return None
+
+
+def named_words(text: str) -> set[str]:
+    """Words that would be light, phrasing or function words but are written as part of a name: a light
+    word capitalised mid-sentence ("Mexico City", "the City of London") and a phrasing or function word
+    capitalised after a capitalised word ("The Little Prince"). They are terms there."""
+    words = WORD.findall(text)
+    named = {w.lower() for w in words[1:] if w[:1].isupper() and not w.isupper() and w.lower() in lx.LIGHT}
+    named |= {w.lower() for i, (prev, w) in enumerate(zip(words, words[1:]))
+              if i > 0 and w[:1].isupper() and not w.isupper() and prev[:1].isupper() and prev != "I"
+              and (w.lower() in lx.FUNCTION or w.lower() in lx.SCAFFOLD)}
+    return named
+
+
+def said_words(tokens: list[str]) -> set[str]:
+    """Words a request asks to say, translate or spell: "How do you say *hello* in Japanese?". Courtesy
+    words there ("hello", "thanks", "please") are the content, not the phrasing."""
+    said: set[str] = set()
+    for i, tok in enumerate(tokens):
+        if tok in ("say", "translate", "spell", "pronounce"):
+            for nxt in tokens[i + 1:]:
+                if nxt in ("in", "into", "to"):
+                    break
+                said.add(nxt)
+    return said
+
+
+def quoted_words(text: str) -> set[str]:
+    words: set[str] = set()
+    for match in _QUOTED.finditer(text):
+        span = next(g for g in match.groups() if g)
+        words.update(canonical(t) for t in tokenize(span))
+    return words
+
+
+@lru_cache(maxsize=65536)
+def phrased_tokens(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(tokens, tokens with multi-word phrases rewritten): shared by `analyse` and `surface`, which
+    would otherwise tokenize every new text twice on the hit path."""
+    raw = tokenize(text)
+    return tuple(raw), tuple(_apply_phrases(raw))
+
+
+@lru_cache(maxsize=65536)
+def surface(text: str) -> tuple[dict[str, str], frozenset[str]]:
+    """canonical term → the word as written (lower case), and the words written capitalised mid-sentence
+    or in capitals (entity-like: 'Java', 'NATO')."""
+    mapping: dict[str, str] = {}
+    for tok in phrased_tokens(text)[1]:
+        mapping.setdefault(canonical(tok), tok)
+    capitalised = set()
+    for i, match in enumerate(WORD.finditer(text)):
+        word = match.group(0)
+        if (i > 0 and word[:1].isupper()) or (len(word) >= 2 and word.isupper()):
+            capitalised.add(word.lower())
+    return mapping, frozenset(capitalised)
