@@ -249,6 +249,45 @@ def test_numbers_are_read_as_written(text, numbers, ordinals):
     assert (facts.numbers, facts.ordinals) == (numbers, ordinals)
 
 
+_ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+         "seventeen eighteen nineteen").split()
+_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+
+
+def _two_digits(n: int) -> str:
+    return _ONES[n] if n < 20 else _TENS[n // 10] + (f"-{_ONES[n % 10]}" if n % 10 else "")
+
+
+def _spelled(n: int, with_and: bool) -> str:
+    """English for 0 < n < 10,000: "one thousand two hundred (and) thirty-four"."""
+    parts = []
+    if n >= 1000:
+        parts.append(f"{_two_digits(n // 1000)} thousand")
+        n %= 1000
+    if n >= 100:
+        parts.append(f"{_ONES[n // 100]} hundred")
+        n %= 100
+    if n:
+        parts.append(("and " if with_and and parts else "") + _two_digits(n))
+    return " ".join(parts)
+
+
+def test_every_number_spelled_in_words_reads_as_its_digits():
+    # the number-word reader against every spelling of 2…9,999, next to another number it must not swallow,
+    # and years said in pairs ("nineteen eighty-four")
+    wrong = []
+    for n in range(2, 10_000):
+        for with_and in (False, True):
+            text = f"What is {_spelled(n, with_and)} divided by seven?"
+            if analyse(text).numbers != tuple(sorted((float(n), 7.0))):
+                wrong.append((text, analyse(text).numbers))
+        if 1100 <= n < 2100 and n % 100 >= 10:
+            text = f"What happened in {_two_digits(n // 100)} {_two_digits(n % 100)}?"
+            if analyse(text).numbers != (float(n),):
+                wrong.append((text, analyse(text).numbers))
+    assert not wrong, wrong[:10]
+
+
 @pytest.mark.parametrize(("text", "term", "present"), [
     ("How many planes are over the US?", "united_states", True),
     ("What is the U.S. population?", "united_states", True),
