@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from cache import lexicon as lx
-from cache.intents import forms_of, intent_of, roles_of
-from cache.numerals import OPERATION, OPERATOR, read_numbers
+from cache.intents import acts_of, forms_of, intent_of, roles_of
+from cache.numerals import OPERATION, OPERATOR, expression_operators, read_numbers
 from cache.wording import (QUANTITY_NOUNS, canonical, language_of, light_stem, named_words, parse_number,
                            phrased_tokens, quoted_words, said_words)
 
@@ -48,9 +48,12 @@ class Facts:
     sources: frozenset[str]
     targets: frozenset[str]
     ordered: frozenset[tuple[str, str]]
+    ends: tuple[frozenset[str], frozenset[str]]  # (origins, destinations): "from X", "to Y"
     language: str | None
     intent: str | None  # the kind of answer the wording asks for (`intent_of`)
+    acts: frozenset[str]  # what a request asks to do to a thing: create, read, count, delete, change (`acts_of`)
     operations: frozenset[tuple[str, str, str]]  # (div|pow|sub, left, right): "4/3" → ("div", "4", "3")
+    operators: tuple[str, ...]  # a written expression's operators in order: "2x + 5 = 15" → ("+", "=")
     subject_of: frozenset[str]  # verbs whose subject the question word is: "What eats koalas?" (`roles_of`)
     object_of: frozenset[str]  # verbs whose object it is: "What do koalas eat?"
     forms: frozenset[str]  # the forms the answer is asked to take: poem, summary, brief… (`forms_of`)
@@ -114,6 +117,26 @@ def _ordered_pairs(canon: list[str], content: set[str]) -> set[tuple[str, str]]:
     return pairs
 
 
+def _data_noun(tokens: list[str], i: int) -> bool:
+    """"list" as a thing, not the request: "convert a list to a string" (not "give me a list of …",
+    "list all files")."""
+    before = tokens[i - 1] if i > 0 else ""
+    if tokens[i] == "lists":
+        return before not in ("that", "which", "who", "it", "command")  # "SQL that lists …" is the verb
+    return tokens[i] == "list" and before in ("a", "the", "my", "this", "python") and tokens[i + 1:i + 2] != ["of"]
+
+
+def _ends(canon: list[str], content: set[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """(origins, destinations): the first term after each "from", and after each "to"/"into"."""
+    origins, destinations = set(), set()
+    for i, tok in enumerate(canon):
+        if tok in ("from", "to", "into"):
+            following = [c for c in canon[i + 1:i + 4] if c in content]
+            if following:
+                (origins if tok == "from" else destinations).add(following[0])
+    return frozenset(origins), frozenset(destinations)
+
+
 @lru_cache(maxsize=65536)
 def analyse(text: str) -> Facts:
     raw_tuple, phrased = phrased_tokens(text)
@@ -148,7 +171,7 @@ def analyse(text: str) -> Facts:
             if not (tok == "not" and (tokens[i - 1:i] in (["or"], ["if"]) or tokens[i + 1:i + 3] == ["the", "same"])):
                 negations += 1
             continue
-        if c in quoted or tok in named or (tok in said and tok in lx.COURTESY):
+        if c in quoted or tok in named or (tok in said and tok in lx.COURTESY) or _data_noun(tokens, i):
             terms.add(c)
         elif tok in lx.FUNCTION or c in lx.FUNCTION or c in QUESTION_TYPES or c == "how" or tok in foreign:
             continue
@@ -184,12 +207,15 @@ def analyse(text: str) -> Facts:
         sources=frozenset(sources),
         targets=frozenset(targets),
         ordered=frozenset(_ordered_pairs(canon, terms | light)),
+        ends=_ends(canon, terms | light),
         language=language,
         intent=intent,
+        acts=acts_of(raw),
         subject_of=subject_of,
         object_of=object_of,
         operations=frozenset((OPERATOR[m.group(2).strip().lower()], m.group(1), m.group(3))
                              for m in OPERATION.finditer(text)) | divisions,
+        operators=expression_operators(text),
         forms=forms,
         mentioned_forms=mentioned_forms,
     )

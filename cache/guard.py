@@ -8,14 +8,17 @@ once both texts were analysed — the analysis is cached per text):
 
 1. language    — both texts in the same language (stop-word fingerprint and script).
 2. numbers     — the same multiset of numbers (digits, number words, ordinals, roman numerals, years),
-                 and the operands of a division, power or subtraction in the same order ("4/3" ≠ "3/4").
+                 the operands of a division, power or subtraction in the same order ("4/3" ≠ "3/4"),
+                 and a written expression's operators ("2x + 5 = 15" ≠ "2x - 5 = 15").
 3. negation    — both negated or both not.
 4. poles       — no antonym facing its opposite (before/after, max/min, enable/disable, …).
 5. question    — compatible question types (who ≠ when ≠ where ≠ why ≠ how many; "telephone inventor"
                  asks who, "titanic sinking date" when).
 6. intent      — the wording asks for the same kind of answer: "How do I calculate EBITDA?" (a how-to) is
                  not "What is EBITDA?" (a definition), "How long should I brine a turkey?" (an amount)
-                 not "How do I brine a turkey?", "What causes inflation?" not "define inflation".
+                 not "How do I brine a turkey?", "What causes inflation?" not "define inflation",
+                 "Explain the Bayeux Tapestry" (an overview) not "Who made it?"; and a request does the
+                 same to a thing: "list S3 buckets" is not "create an S3 bucket".
 7. form        — neither asks for a form of answer the other does not mention: a poem, a joke, a
                  summary, "with answers", "briefly", "in a table" (`lexicon.OUTPUT_FORMS`).
 8. direction   — conversions and translations go the same way (miles→km ≠ km→miles), and the question
@@ -202,7 +205,7 @@ def _named_light(a: Facts, b: Facts) -> frozenset[str]:
     """`a`'s light words less the person word a who-question implies, when both texts ask "who" and `b`
     names no person: "Who is the *author* of Harry Potter?" adds nothing to "Who wrote the Harry Potter
     *books*?", but "Who was the first *woman* in space?" still swaps a word of "… the first *man* …"."""
-    if a.intent == b.intent == "person" and not (b.light & lx.PERSON_LIGHT):  # both ask "who" in words
+    if {a.intent, b.intent} <= {"person", "who-is"} and not (b.light & lx.PERSON_LIGHT):  # both ask "who"
         return a.light - lx.PERSON_LIGHT
     return a.light
 
@@ -221,6 +224,8 @@ def verify_rules(query: str, cached: str) -> Verdict:
     for op, left, right in a.operations:
         if (op, right, left) in b.operations and (op, left, right) not in b.operations:
             return Verdict(False, "numbers", f"{left} {op} {right} vs {right} {op} {left}")
+    if a.operators and b.operators and a.operators != b.operators:  # "2x + 5 = 15" ≠ "2x - 5 = 15"
+        return Verdict(False, "numbers", f"expression {' '.join(a.operators)} vs {' '.join(b.operators)}")
     if a.negated != b.negated:
         return Verdict(False, "negation")
     for word in a.poles:
@@ -231,11 +236,17 @@ def verify_rules(query: str, cached: str) -> Verdict:
         return Verdict(False, "question", f"{sorted(a.question)} vs {sorted(b.question)}")
     if frozenset((a.intent, b.intent)) in INTENT_CONFLICTS:
         return Verdict(False, "intent", f"{a.intent} vs {b.intent}")
+    if a.acts and b.acts and not (a.acts & b.acts):  # "list S3 buckets" ≠ "create an S3 bucket"
+        return Verdict(False, "intent", f"{'/'.join(sorted(a.acts))} vs {'/'.join(sorted(b.acts))}")
     if (a.forms - b.mentioned_forms) or (b.forms - a.mentioned_forms):
         return Verdict(False, "form", f"{sorted(a.forms)} vs {sorted(b.forms)}")
     if (a.targets & b.sources) - b.targets or (a.sources & b.targets) - b.sources:
         return Verdict(False, "direction", f"{sorted(a.sources)}→{sorted(a.targets)} vs "
                                            f"{sorted(b.sources)}→{sorted(b.targets)}")
+    (a_from, a_to), (b_from, b_to) = a.ends, b.ends
+    if (a_from & b_to) - b_from or (a_to & b_from) - a_from:  # "to Japan from the US" ≠ "to the US from Japan"
+        return Verdict(False, "direction", f"from {sorted(a_from)} to {sorted(a_to)} vs from {sorted(b_from)} "
+                                           f"to {sorted(b_to)}")
     for left, right in a.ordered:
         if (right, left) in b.ordered and (left, right) not in b.ordered:
             return Verdict(False, "direction", f"{left}→{right} vs {right}→{left}")

@@ -40,6 +40,7 @@ _CONFLICTS = {
     "event": {"person", "place", "quantity", "definition"},
     "function": {"person", "time", "place", "quantity", "composition"},
     "how-did": {"person", "time", "place", "quantity", "definition", "yesno"},
+    "overview": {"person", "time", "place", "reason", "quantity"},
 }
 _REMEDY_OPENINGS = frozenset({("should", "i", "do"), ("can", "i", "do"), ("do", "i", "do"), ("should", "you", "do"),
                               ("do", "you", "do"), ("can", "you", "do"), ("helps", "with"), ("helps",), ("cures",)})
@@ -49,12 +50,51 @@ for _others in _CONFLICTS.values():
     if "manner" in _others:
         _others.add("howto")
 _CONFLICTS["howto"] = _CONFLICTS["manner"] | {"reason"}
+# "Who was Napoleon?" asks who in general, as "Tell me about Napoleon" does; "Who wrote X?" asks for one
+# person, which an overview of X does not give. Otherwise the two conflict with the same intents.
+for _others in _CONFLICTS.values():
+    if "person" in _others and _others is not _CONFLICTS["overview"]:
+        _others.add("who-is")
 INTENT_CONFLICTS = frozenset(frozenset((a, b)) for a, others in _CONFLICTS.items() for b in others)
 
 
 def _measures(word: str) -> bool:
     """A word naming an amount or a date: "population", "percentage", "year" ("What year …" asks when)."""
     return canonical(word) in QUANTITY_NOUNS or word in lx.MEASURE_WORDS
+
+
+# What a how-to asks to do to a thing: "How do I list S3 buckets?" is not "How do I create an S3 bucket?".
+# Only unambiguous verbs: "make", "get", "check out", "print" say too little or too much.
+_ACTS = {word: act for act, words in (
+    ("create", "create creating add adding generate generating initialize init declare declaring define defining new"),
+    ("read", "list listing show showing see view viewing display displaying find finding look"),
+    ("count", "count counting"),
+    ("delete", "delete deleting remove removing erase uninstall drop"),
+    ("change", "change changing edit editing update updating modify modifying rename renaming"),
+) for word in words.split()}
+
+
+def acts_of(raw: list[str]) -> frozenset[str]:
+    """The operations a request's verbs name ("create", "read", "count", "delete", "change"); a verb
+    followed by "out"/"up" is another verb ("check out", "look up" is a read, "set up" a create)."""
+    acts = set()
+    for i, word in enumerate(raw[:-1]):  # a last word is a noun or has no object: "noble gases list", "… show?"
+        act = _ACTS.get(word)
+        if act and raw[i + 1] not in ("out", "of") and not (i == 0 and word == "define"):  # "define X": a definition
+            acts.add(act)
+    return frozenset(acts)
+
+
+def _asks_who_someone_is(words: list[str]) -> bool:
+    """"Who was Napoleon?" or, embedded, "… who Napoleon was": who the person is in general. Not "Who is
+    the author of …?", "Who was the first …?": one person picked out by a role or a rank."""
+    if words[-1] in _BE and len(words) > 2:
+        return True
+    if words[-1] in ("to", "with", "by", "for", "from", "of", "about", "after"):
+        return False  # "Who is Shakira married to?"
+    rest = [w for w in words[2:4] if w not in ("the", "a", "an")] if len(words) > 2 and words[1] in _BE else []
+    return bool(rest) and not (rest[0] in lx.AGENT_NOUNS or rest[0] in lx.PERSON_LIGHT or rest[0] in lx.ORDINALS
+                               or rest[0] in lx.SUPERLATIVES or rest[0] in ("ceo", "head"))
 
 
 def intent_of(raw: list[str], text: str) -> str | None:
@@ -67,7 +107,10 @@ def intent_of(raw: list[str], text: str) -> str | None:
     building?": names, not a count), "function" ("What does the liver do?"), "topic" ("What is X
     about?"), "appearance" ("What did X look like?"), "event" ("What happened to X?"), or "what-is" (any
     other "What is …?": "What is the capital of Australia?", which only a composition question
-    contradicts). None when the wording does not say: most keyword queries, "Explain X".
+    contradicts), "overview" ("Explain X", "Tell me about X", "X explained"), "who-is" ("Who was
+    Napoleon?": who someone is in general, not one person picked out). None when the wording does not
+    say: most keyword queries. An embedded question with "is" reads as the direct one ("Explain what mead
+    is" as "What is mead?").
     Intents that `_CONFLICTS` lists want different answers ("How do I calculate EBITDA?" is not "What
     is EBITDA?")."""
     words = list(raw)
@@ -93,10 +136,20 @@ def intent_of(raw: list[str], text: str) -> str | None:
         return None
     prefixed = len(words) < len(raw)  # an embedded question: "Tell me what car insurance costs"
     first = words[0]
+    be = next((i for i, w in enumerate(words[2:], 2) if w in _BE), None)
+    if prefixed and first in _WH and be is not None:  # "Explain what mead is" reads as "What is mead?"
+        words = [first, words[be], *words[1:be], *words[be + 1:]]
     if first == "define" or words[-1] in ("meaning", "definition") or first in ("meaning", "definition"):
         return "definition"  # "define inflation", "ebitda meaning", "definition of a sonnet"
-    if explained and first not in _WH:
-        return None  # "Explain exception handling" asks for a definition and a how-to alike
+    if first not in _WH and len(words) > 1 and words[-1] == "explained":
+        return "overview"  # "inflation explained" is "Explain inflation"
+    if explained and first not in _WH or prefixed and first == "about":  # "Tell me about Julius Caesar."
+        # "Explain exception handling" asks for a definition and a how-to alike: an overview, which is not
+        # who made it, when, where, why or how many ("Explain the Bayeux Tapestry." ≠ "Who made …?")
+        return "overview"
+    # (a possessive picks one person out: "Who is Shakira's husband?")
+    if first in ("who", "whom") and _asks_who_someone_is(words) and not _POSSESSIVE.search(text):
+        return "who-is"  # "Who was Napoleon?", "Can you explain who the Beatles were?"
     if first in _WH_INTENT:
         return _WH_INTENT[first]
     if first == "how":

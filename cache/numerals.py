@@ -16,6 +16,23 @@ OPERATOR = {"/": "div", "÷": "div", "divided by": "div", "over": "div", "^": "p
             "to the power of": "pow", "-": "sub", "−": "sub", "minus": "sub"}
 
 
+# The operators of a written expression, in order: "2x + 5 = 15" has (+, =), "2x - 5 = 15" (-, =). An
+# operator counts between two operands that are numbers, single-letter variables or brackets, so
+# "x-ray", "tram-train" and "COVID-19" have none.
+_EXPRESSION_OPERATOR = re.compile(r"(?:(?<![^\W\d_])[a-z]|\d|\))\s*(<=|>=|!=|[-+*/^=<>])\s*(?=\d|[a-z](?![^\W\d_])|\()",
+                                  re.I)
+_OPERATOR_SPELLINGS = str.maketrans({"−": "-", "–": "-", "×": "*", "÷": "/", "≤": "<=", "≥": ">=", "≠": "!="})
+
+
+def expression_operators(text: str) -> tuple[str, ...]:
+    """The operators of the text's math expressions, in order ("x² − 9" → ("^", "-"))."""
+    text = text.replace("²", "^2").replace("³", "^3").translate(_OPERATOR_SPELLINGS)
+    operators = tuple(m.group(1) for m in _EXPRESSION_OPERATOR.finditer(text))
+    if len(operators) >= 2 and len(set(operators)) == 1 and operators[0] in "-/":
+        return ("-",) * len(operators)  # a list or a date, not arithmetic: "50/30/20" = "50-30-20"
+    return operators
+
+
 def _joins(current: int, value: int, after_scale: bool) -> bool:
     """May number word `value` continue the number `current` spelled so far? "forty" + "two", "hundred" +
     "five" do; "seven" + "eight" ("multiply seven and eight") and "four-seven-eight" are separate numbers."""

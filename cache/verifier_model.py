@@ -185,7 +185,8 @@ def base_features(query: str, cached: str, vectors: WordVectors | None = None,
     capitalised = bool(words_q & caps_a or words_c & caps_b)
     typed = any(t in facts.TYPED for t in miss_q + miss_c)
     digits = any(any(ch.isdigit() for ch in t) for t in miss_q + miss_c)
-    len_a, len_b = len(wording.phrased_tokens(query)[0]), len(wording.phrased_tokens(cached)[0])  # tokens, tokenized once per text
+    # tokens (tokenized once per text)
+    len_a, len_b = len(wording.phrased_tokens(query)[0]), len(wording.phrased_tokens(cached)[0])
     n_q, n_c = len(miss_q), len(miss_c)
     terms = len(a.terms) + len(b.terms)
     return np.array([

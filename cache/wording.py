@@ -14,7 +14,9 @@ import snowballstemmer
 from cache import lexicon as lx
 
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_TOKEN = re.compile(r"c\+\+|c#|f#|\.net|[^\W_]+(?:[.,]\d+)*|[$€£¥%°×*]", re.UNICODE | re.IGNORECASE)
+# code operators are tokens (and terms): "== vs ===" is not "!= vs !=="
+_TOKEN = re.compile(r"===|!==|==|!=|&&|\|\||=>|->|c\+\+|c#|f#|\.net|[^\W_]+(?:[.,]\d+)*|[$€£¥%°×*]",
+                    re.UNICODE | re.IGNORECASE)
 _QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|«([^»]+)»|'([^']{2,})'|‘([^’]+)’")
 _DIGITS = re.compile(r"^\d+(?:[.,]\d+)*$")
 _MAX_PHRASE = max(len(k) for k in lx.PHRASES)
@@ -111,7 +113,7 @@ _IT = re.compile(r"\bIT\b")
 
 
 def tokenize(text: str) -> list[str]:
-    text = text.replace("’", "'").replace("‘", "'")
+    text = text.replace("’", "'").replace("‘", "'").replace("²", "^2").replace("³", "^3")  # x² = x^2
     text = _US.sub(" USA ", text)
     # content words that are spelled like function words: the month, the legal document, the agency
     text = _MAY.sub(" maymonth ", text)
