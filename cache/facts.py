@@ -52,6 +52,7 @@ class Facts:
     language: str | None
     intent: str | None  # the kind of answer the wording asks for (`intent_of`)
     acts: frozenset[str]  # what a request asks to do to a thing: create, read, count, delete, change (`acts_of`)
+    amount: str | None  # what a how-much question measures: count, measure, cost, amount (`_amount`)
     operations: frozenset[tuple[str, str, str]]  # (div|pow|sub, left, right): "4/3" → ("div", "4", "3")
     operators: tuple[str, ...]  # a written expression's operators in order: "2x + 5 = 15" → ("+", "=")
     subject_of: frozenset[str]  # verbs whose subject the question word is: "What eats koalas?" (`roles_of`)
@@ -124,6 +125,28 @@ def _data_noun(tokens: list[str], i: int) -> bool:
     if tokens[i] == "lists":
         return before not in ("that", "which", "who", "it", "command")  # "SQL that lists …" is the verb
     return tokens[i] == "list" and before in ("a", "the", "my", "this", "python") and tokens[i + 1:i + 2] != ["of"]
+
+
+_LENGTH_UNITS = frozenset(canonical(w) for w in "page word line sentence paragraph syllable".split())  # of a text
+_MONEY_WORDS = frozenset("cost costs price priced pay paid charge charges fee fees spend expensive cheap $ € £".split())
+# Amounts that answer differently: a count is not a length or a duration, and neither is a price.
+AMOUNT_CONFLICTS = frozenset(map(frozenset, (("count", "measure"), ("count", "cost"), ("cost", "measure"),
+                                              ("cost", "amount"))))
+
+
+def _amount(raw: list[str]) -> str | None:
+    """What a how-much question measures: "count" (how many episodes), "measure" (how long, how many
+    minutes or pages), "cost" (how much … cost/price/pay) or "amount" (any other how much)."""
+    for i, (word, nxt) in enumerate(zip(raw, raw[1:])):
+        if word != "how" or nxt not in ("many", "much", "long"):
+            continue
+        units = {canonical(w) for w in raw[i + 2:i + 4]}  # "how many (fluid) ounces"
+        if nxt == "long" or (nxt == "many" and units & (_UNIT_WORDS | _LENGTH_UNITS)):
+            return "measure"
+        if nxt == "many":
+            return "count"
+        return "cost" if any(w in _MONEY_WORDS for w in raw) else "amount"
+    return None
 
 
 def _ends(canon: list[str], content: set[str]) -> tuple[frozenset[str], frozenset[str]]:
@@ -211,6 +234,7 @@ def analyse(text: str) -> Facts:
         language=language,
         intent=intent,
         acts=acts_of(raw),
+        amount=_amount(raw),
         subject_of=subject_of,
         object_of=object_of,
         operations=frozenset((OPERATOR[m.group(2).strip().lower()], m.group(1), m.group(3))

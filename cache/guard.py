@@ -54,7 +54,7 @@ from functools import lru_cache
 
 from cache import lexicon as lx
 from cache import synonyms
-from cache.facts import POLE_OF, TYPED, Facts, analyse
+from cache.facts import AMOUNT_CONFLICTS, POLE_OF, TYPED, Facts, analyse
 from cache.intents import INTENT_CONFLICTS
 from cache.wording import phrased_tokens, surface
 
@@ -236,6 +236,8 @@ def verify_rules(query: str, cached: str) -> Verdict:
         return Verdict(False, "question", f"{sorted(a.question)} vs {sorted(b.question)}")
     if frozenset((a.intent, b.intent)) in INTENT_CONFLICTS:
         return Verdict(False, "intent", f"{a.intent} vs {b.intent}")
+    if frozenset((a.amount, b.amount)) in AMOUNT_CONFLICTS:  # "How long are the episodes?" ≠ "How many episodes?"
+        return Verdict(False, "intent", f"{a.amount} vs {b.amount}")
     if a.acts and b.acts and not (a.acts & b.acts):  # "list S3 buckets" ≠ "create an S3 bucket"
         return Verdict(False, "intent", f"{'/'.join(sorted(a.acts))} vs {'/'.join(sorted(b.acts))}")
     if (a.forms - b.mentioned_forms) or (b.forms - a.mentioned_forms):

@@ -143,6 +143,11 @@ def intent_of(raw: list[str], text: str) -> str | None:
         return "definition"  # "define inflation", "ebitda meaning", "definition of a sonnet"
     if first not in _WH and len(words) > 1 and words[-1] == "explained":
         return "overview"  # "inflation explained" is "Explain inflation"
+    # "List the months that have 31 days", "fat soluble vitamins list" name them; "How many …" counts them
+    # ("python reverse list" is a list to reverse)
+    listed = first in ("list", "name") or words[-1] == "list" and words[-2].endswith("s")
+    if len(words) > 1 and not prefixed and listed:
+        return "which"
     if explained and first not in _WH or prefixed and first == "about":  # "Tell me about Julius Caesar."
         # "Explain exception handling" asks for a definition and a how-to alike: an overview, which is not
         # who made it, when, where, why or how many ("Explain the Bayeux Tapestry." ≠ "Who made …?")

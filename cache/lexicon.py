@@ -86,7 +86,8 @@ avoid
 # Antonym poles. A word on one pole facing a word on the other pole is a contradiction; a pole word
 # facing nothing is an ordinary unmatched term. Both words of a pair are canonical (see CANONICAL).
 POLES: list[tuple[str, str]] = [
-    ("max", "min"), ("long", "short"), ("before", "after"), ("start", "end"), ("first", "last"),
+    ("max", "min"), ("long", "short"), ("before", "after"), ("during", "after"), ("during", "before"),
+    ("start", "end"), ("first", "last"),
     ("increase", "decrease"), ("raise", "lower"), ("add", "remove"), ("make", "delete"),
     ("enable", "disable"), ("open", "close"), ("buy", "sell"), ("import", "export"),
     ("upload", "download"), ("push", "pull"), ("encrypt", "decrypt"), ("encode", "decode"),

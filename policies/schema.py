@@ -173,7 +173,7 @@ class CachePolicy(Strict):
     learned_verifier: bool = Field(True, description="after the rules' hard vetoes, let the learned verifier "
                                    "(cache.guard.learned_model: gradient-boosted trees fitted on cache/data/train/) "
                                    "decide: at the shipped cuts it refuses pairs the rules pass but reads as another "
-                                   "question (fewer wrong hits, ~3–5 points fewer paraphrase hits; docs/cache.md); "
+                                   "question (fewer wrong hits, ~1–3 points fewer paraphrase hits; docs/cache.md); "
                                    "false: the lexical rules alone")
     ttl_seconds: int = Field(86400, ge=1)
     only_deterministic: bool = True

@@ -109,6 +109,12 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("Explain what mead is.", "How is mead made?", "intent"),
     ("How do I list S3 buckets using the AWS CLI?", "How do I create an S3 bucket using the AWS CLI?", "intent"),
     ("How do I count all running Docker containers?", "How do I list all running Docker containers?", "intent"),
+    # a count is not a length or a price; naming things is not counting them; during is not after
+    ("How long are the episodes in the first season of Squid Game?", "How many episodes are in season 1 of Squid Game?",
+     "intent"),
+    ("How long does it take to charge a Tesla at home?", "How much does it cost to charge a Tesla at home?", "intent"),
+    ("List the months that have thirty-one days.", "How many months have 31 days?", "intent"),
+    ("Who was the US president after the Civil War?", "Who was the US president during the Civil War?", "poles"),
 ]
 SERVED = [
     ("Which city is Australia's capital?", "What is the capital of Australia?"),
@@ -171,6 +177,9 @@ SERVED = [
     ("Tell me about Napoleon Bonaparte.", "Who was Napoleon Bonaparte?"),
     ("Can you explain who Napoleon was?", "Tell me about Napoleon Bonaparte."),
     ("Explain what recursion is.", "What is recursion?"),
+    ("How long is War and Peace in pages?", "How many pages is War and Peace?"),
+    ("How many fluid ounces does one cup hold?", "How many ounces in a cup?"),
+    ("How long does the flu last?", "How many days does influenza last?"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
