@@ -30,6 +30,7 @@ _PARTICIPLE = re.compile(r"^(?:\w+ed|" + "|".join(sorted(lx.IRREGULAR_PARTICIPLE
 _CONFLICTS = {
     "definition": {"manner", "quantity", "yesno", "reason", "norm", "person", "time", "place", "composition"},
     "composition": {"manner", "quantity", "yesno", "person", "time", "place", "what-is"},
+    "what-is": {"person"},
     "manner": {"quantity", "norm", "yesno", "person", "time"},
     "quantity": {"yesno", "person", "place", "reason"},
     "yesno": {"person", "time", "place", "reason", "norm"},
@@ -161,6 +162,8 @@ def intent_of(raw: list[str], text: str) -> str | None:
         nxt = words[1] if len(words) > 1 else None
         if nxt in lx.HOW_ADJECTIVES:
             return "quantity"
+        if len(words) > 3 and nxt not in _AUX and nxt not in _BE and words[2] in _BE and words[3] != "it":
+            return "quantity"  # "How salty is the sea?" asks a degree, not "Why is the sea salty?"
         if nxt == "come":
             return "reason"  # "How come …?"
         if nxt == "did":

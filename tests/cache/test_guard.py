@@ -115,6 +115,7 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("How long does it take to charge a Tesla at home?", "How much does it cost to charge a Tesla at home?", "intent"),
     ("List the months that have thirty-one days.", "How many months have 31 days?", "intent"),
     ("Who was the US president after the Civil War?", "Who was the US president during the Civil War?", "poles"),
+    ("What is the national anthem of France?", "Who wrote the national anthem of France?", "intent"),
 ]
 SERVED = [
     ("Which city is Australia's capital?", "What is the capital of Australia?"),
@@ -180,6 +181,7 @@ SERVED = [
     ("How long is War and Peace in pages?", "How many pages is War and Peace?"),
     ("How many fluid ounces does one cup hold?", "How many ounces in a cup?"),
     ("How long does the flu last?", "How many days does influenza last?"),
+    ("What is the name of the first man on the moon?", "Who was the first man on the moon?"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing

@@ -34,8 +34,8 @@ REWORDED = [
 # Passed by the rules (no unmatched term) but another question: the model refuses them. Not from any
 # split (written for this test).
 MODEL_VETOES = [  # the rules read "main idea" as phrasing and see the same terms; the question is another
-    ("What is the main idea of Walden?", "Who wrote Walden?"),
-    ("What is the main idea of The Republic?", "Who wrote The Republic?"),
+    ("What is the main idea of Walden?", "When was Walden written?"),
+    ("What is the main idea of The Republic?", "When was The Republic written?"),
 ]
 
 
