@@ -131,7 +131,7 @@ _LENGTH_UNITS = frozenset(canonical(w) for w in "page word line sentence paragra
 _MONEY_WORDS = frozenset("cost costs price priced pay paid charge charges fee fees spend expensive cheap $ € £".split())
 # Amounts that answer differently: a count is not a length or a duration, and neither is a price.
 AMOUNT_CONFLICTS = frozenset(map(frozenset, (("count", "measure"), ("count", "cost"), ("cost", "measure"),
-                                              ("cost", "amount"))))
+                                             ("cost", "amount"))))
 
 
 def _amount(raw: list[str]) -> str | None:

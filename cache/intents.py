@@ -76,8 +76,8 @@ _ACTS = {word: act for act, words in (
 
 
 def acts_of(raw: list[str]) -> frozenset[str]:
-    """The operations a request's verbs name ("create", "read", "count", "delete", "change"); a verb
-    followed by "out"/"up" is another verb ("check out", "look up" is a read, "set up" a create)."""
+    """The operations a request's verbs name ("create", "read", "count", "delete", "change"). Not a word
+    before "out" or "of" ("find out", "a list of"), the last word, or "define" opening a definition."""
     acts = set()
     for i, word in enumerate(raw[:-1]):  # a last word is a noun or has no object: "noble gases list", "… show?"
         act = _ACTS.get(word)
