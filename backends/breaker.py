@@ -109,6 +109,7 @@ class CircuitBreaker:
         self._probes_in_flight = 0
         self._probe_successes = 0
         self._open_until = 0.0
+        self._cooldown = 0.0  # the current opening's cool-down
         self._closed_since = clock()
         self.ejections = 0
         """Consecutive openings; sets the cool-down."""
@@ -141,7 +142,10 @@ class CircuitBreaker:
 
     def retry_in(self) -> float:
         """Seconds until an open breaker lets a probe through (0 when it would now)."""
-        return max(0.0, self._open_until - self._clock()) if self.state is State.OPEN else 0.0
+        if self.state is not State.OPEN:
+            return 0.0
+        # clamped: (now + 40) - now can come out as 40.000000000000114
+        return min(self._cooldown, max(0.0, self._open_until - self._clock()))
 
     def snapshot(self) -> dict[str, object]:
         total, failed = self._window.counts(self._clock())
@@ -210,6 +214,7 @@ class CircuitBreaker:
         self.ejections += 1
         cooldown = min(self.config.cooldown_seconds * 2 ** (self.ejections - 1), self.config.max_cooldown_seconds)
         self._open_until = now + cooldown
+        self._cooldown = cooldown
         self.opened_by = by
         self._to(State.OPEN, f"{why}; ejected for {cooldown:g}s")
 

@@ -36,7 +36,7 @@ _CONFLICTS = {
     "yesno": {"person", "time", "place", "reason", "norm"},
     "reason": {"person", "time", "place"},
     "which": {"quantity"},
-    "topic": {"person", "time", "place", "quantity"},
+    "topic": {"person", "time", "place", "quantity", "yesno"},
     "appearance": {"person", "time", "place", "quantity", "definition"},
     "event": {"person", "place", "quantity", "definition"},
     "function": {"person", "time", "place", "quantity", "composition"},
@@ -51,6 +51,9 @@ for _others in _CONFLICTS.values():
     if "manner" in _others:
         _others.add("howto")
 _CONFLICTS["howto"] = _CONFLICTS["manner"] | {"reason"}
+# how a thing happens is not where ("How do penguins sleep?" / "Where do penguins sleep?"); what to do may
+# be where to go ("How do I buy a train ticket?" / "Where can I buy …?")
+_CONFLICTS["manner"].add("place")
 # "Who was Napoleon?" asks who in general, as "Tell me about Napoleon" does; "Who wrote X?" asks for one
 # person, which an overview of X does not give. Otherwise the two conflict with the same intents.
 for _others in _CONFLICTS.values():

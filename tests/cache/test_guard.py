@@ -116,6 +116,9 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("List the months that have thirty-one days.", "How many months have 31 days?", "intent"),
     ("Who was the US president after the Civil War?", "Who was the US president during the Civil War?", "poles"),
     ("What is the national anthem of France?", "Who wrote the national anthem of France?", "intent"),
+    ("Why is the sea salty?", "How salty is the sea?", "intent"),
+    ("Where do penguins sleep?", "How do penguins sleep?", "intent"),
+    ("What do cats dream about?", "Do cats dream?", "intent"),
 ]
 SERVED = [
     ("Which city is Australia's capital?", "What is the capital of Australia?"),
@@ -182,6 +185,7 @@ SERVED = [
     ("How many fluid ounces does one cup hold?", "How many ounces in a cup?"),
     ("How long does the flu last?", "How many days does influenza last?"),
     ("What is the name of the first man on the moon?", "Who was the first man on the moon?"),
+    ("Where can I buy a train ticket in Germany?", "How do I buy a train ticket in Germany?"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from backends.breaker import BreakerConfig, CircuitBreaker, State, is_member_failure
@@ -202,6 +202,10 @@ EVENTS = st.lists(
 
 @settings(max_examples=200, deadline=None)
 @given(EVENTS)
+# found by hypothesis: the cool-down left came out as 40.000000000000114 of a 40 s maximum (float rounding)
+@example(events=[("request", False), ("request", False), ("request", False), ("health", False),
+                 ("wait", 5.468472083269548), ("health", False), ("health", True), ("request", False),
+                 ("health", True), ("request", False)])
 def test_invariants_hold_for_any_history(events):
     b, clock, changes = make(BreakerConfig(consecutive_failures=3, min_requests=4, window_seconds=10,
                                            cooldown_seconds=5, max_cooldown_seconds=40, half_open_probes=2))
