@@ -128,6 +128,7 @@ def _data_noun(tokens: list[str], i: int) -> bool:
 
 
 _LENGTH_UNITS = frozenset(canonical(w) for w in "page word line sentence paragraph syllable".split())  # of a text
+_MEASURE_UNITS = _UNIT_WORDS | _LENGTH_UNITS
 _MONEY_WORDS = frozenset("cost costs price priced pay paid charge charges fee fees spend expensive cheap $ € £".split())
 # Amounts that answer differently: a count is not a length or a duration, and neither is a price.
 AMOUNT_CONFLICTS = frozenset(map(frozenset, (("count", "measure"), ("count", "cost"), ("cost", "measure"),
@@ -141,7 +142,7 @@ def _amount(raw: list[str]) -> str | None:
         if word != "how" or nxt not in ("many", "much", "long"):
             continue
         units = {canonical(w) for w in raw[i + 2:i + 4]}  # "how many (fluid) ounces"
-        if nxt == "long" or (nxt == "many" and units & (_UNIT_WORDS | _LENGTH_UNITS)):
+        if nxt == "long" or (nxt == "many" and units & _MEASURE_UNITS):
             return "measure"
         if nxt == "many":
             return "count"
@@ -167,9 +168,10 @@ def analyse(text: str) -> Facts:
     language = language_of(raw, text)
     foreign = lx.LANGUAGE_STOPWORDS.get(language, frozenset()) if language not in (None, "en") else frozenset()
     tokens = list(phrased)
-    values, ordinals, used, ends, divisions = read_numbers(tokens)
+    values, ordinals, used, number_ends, divisions = read_numbers(tokens)
     # what each percent sign belongs to ("15% of 80" ≠ "what percent of 80 is 15"); "as a percentage" alone, none
-    percents = tuple(sorted(ends[i - 1] for i, tok in enumerate(tokens) if tok == "percent" and i - 1 in ends))
+    percents = tuple(sorted(number_ends[i - 1] for i, tok in enumerate(tokens)
+                            if tok == "percent" and i - 1 in number_ends))
     if values and any(t in ("c", "f") for t in tokens):  # "100 f to c", not "C-14"
         tokens = [{"c": "celsius", "f": "fahrenheit"}.get(t, t)
                   if i == 0 or used[i - 1] or tokens[i - 1] in ("degrees", "degree", "to", "in", "into") else t
@@ -215,6 +217,7 @@ def analyse(text: str) -> Facts:
     if any(t in ("date", "dates", "year") for t in tokens):
         question |= {"time"}  # "titanic sinking date" asks when, not why or where
     sources, targets = _directions(canon)
+    content = terms | light
     forms, mentioned_forms = forms_of(raw)
     subject_of, object_of = roles_of(raw, canon)
     return Facts(
@@ -229,8 +232,8 @@ def analyse(text: str) -> Facts:
         question=question,
         sources=frozenset(sources),
         targets=frozenset(targets),
-        ordered=frozenset(_ordered_pairs(canon, terms | light)),
-        ends=_ends(canon, terms | light),
+        ordered=frozenset(_ordered_pairs(canon, content)),
+        ends=_ends(canon, content),
         language=language,
         intent=intent,
         acts=acts_of(raw),

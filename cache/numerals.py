@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from cache import lexicon as lx
-from cache.wording import parse_number
+from cache.wording import SUPERSCRIPT_POWERS, parse_number
 
 # Operations whose operands do not commute: "4/3" ≠ "3/4", "2 to the power of 10" ≠ "10 to the power of 2"
 _NUM = r"(\d+(?:[.,]\d+)?)"
@@ -21,12 +21,13 @@ OPERATOR = {"/": "div", "÷": "div", "divided by": "div", "over": "div", "^": "p
 # "x-ray", "tram-train" and "COVID-19" have none.
 _EXPRESSION_OPERATOR = re.compile(r"(?:(?<![^\W\d_])[a-z]|\d|\))\s*(<=|>=|!=|[-+*/^=<>])\s*(?=\d|[a-z](?![^\W\d_])|\()",
                                   re.I)
-_OPERATOR_SPELLINGS = str.maketrans({"−": "-", "–": "-", "×": "*", "÷": "/", "≤": "<=", "≥": ">=", "≠": "!="})
+_OPERATOR_SPELLINGS = str.maketrans({"−": "-", "–": "-", "×": "*", "÷": "/", "≤": "<=", "≥": ">=", "≠": "!=",
+                                     **SUPERSCRIPT_POWERS})
 
 
 def expression_operators(text: str) -> tuple[str, ...]:
     """The operators of the text's math expressions, in order ("x² − 9" → ("^", "-"))."""
-    text = text.replace("²", "^2").replace("³", "^3").translate(_OPERATOR_SPELLINGS)
+    text = text.translate(_OPERATOR_SPELLINGS)
     operators = tuple(m.group(1) for m in _EXPRESSION_OPERATOR.finditer(text))
     if len(operators) >= 2 and len(set(operators)) == 1 and operators[0] in "-/":
         return ("-",) * len(operators)  # a list or a date, not arithmetic: "50/30/20" = "50-30-20"

@@ -5,7 +5,7 @@ intent, form, direction): they are hard vetoes. Every pair that survives them is
 gradient-boosted tree ensemble over pair features, and decided with two calibrated cuts:
 
 - a pair the rules would serve (no unmatched term) is served only if p >= `veto_cut` — the model
-  catches what the rules cannot see: "What is the main idea of Walden?" vs "Who wrote Walden?", "rice" vs
+  catches what the rules cannot see: "What is the main idea of Walden?" vs "When was Walden written?", "rice" vs
   "rice *cooker*" through a rare WordNet sense;
 - a pair the rules refuse only for unmatched words (`terms`, `light`) is served if p >= `accept_cut`
   — "delete a branch" ↔ "remove a branch". The shipped accept cut is 1.01 (never): calibrated on dev

@@ -20,6 +20,9 @@ _TOKEN = re.compile(r"===|!==|==|!=|&&|\|\||=>|->|c\+\+|c#|f#|\.net|[^\W_]+(?:[.
 _QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|«([^»]+)»|'([^']{2,})'|‘([^’]+)’")
 _DIGITS = re.compile(r"^\d+(?:[.,]\d+)*$")
 _MAX_PHRASE = max(len(k) for k in lx.PHRASES)
+# A superscript is a power: "x²" reads as "x^2" here and in `numerals.expression_operators`.
+SUPERSCRIPT_POWERS = {"²": "^2", "³": "^3"}
+_SPELLINGS = str.maketrans({"’": "'", "‘": "'", **SUPERSCRIPT_POWERS})
 
 
 def _script(text: str) -> str | None:
@@ -113,7 +116,7 @@ _IT = re.compile(r"\bIT\b")
 
 
 def tokenize(text: str) -> list[str]:
-    text = text.replace("’", "'").replace("‘", "'").replace("²", "^2").replace("³", "^3")  # x² = x^2
+    text = text.translate(_SPELLINGS)
     text = _US.sub(" USA ", text)
     # content words that are spelled like function words: the month, the legal document, the agency
     text = _MAY.sub(" maymonth ", text)
