@@ -66,6 +66,24 @@ def make_entry(text: str, vector: np.ndarray, context: str, context_digest: str,
                       request_digest=request_digest, context_digest=context_digest)
 
 
+def cpu_summary() -> str:
+    """The CPU the numbers belong to: the encoder's time depends on its vector instructions (docs/cache.md)."""
+    import platform
+
+    model, flags = platform.processor() or platform.machine(), set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name":
+                model = value.strip()
+            elif key.strip() == "flags":
+                flags = set(value.split())
+    except OSError:
+        pass
+    vector = [name for name in ("avx2", "avx512f", "avx512_vnni", "amx_int8") if name in flags]
+    return f"{model}, {os.cpu_count()} cores, {' '.join(vector) or 'no avx2'}"
+
+
 def pct(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values) * 1000, q))
 
@@ -94,6 +112,9 @@ async def run_size(n: int, encoder: Encoder, real_texts: list[str], real_vectors
     started = time.perf_counter()
     await service.start()  # resync: builds the namespace index (IVF trained in a thread when large)
     build_s = time.perf_counter() - started
+    # The store was filled in one go; a gateway filling it over time would have run the garbage
+    # collector's full passes along the way, not inside the measured lookups.
+    gc.collect()
     index = service._indexes[(TENANT, context)]
     index_bytes = faiss.serialize_index(index._index).nbytes / len(index)
     single_thread_search()
@@ -213,7 +234,8 @@ async def main() -> None:
     with tqdm(total=len(sizes) * len(queries), desc="lookups", unit="q") as bar:
         for n in sizes:
             rows.append(await run_size(n, encoder, real_texts, real_vectors, queries, anchors, policy, bar))
-    print(f"\nencoder: {encoder.backend} {getattr(encoder.runtime, 'precision', '')} "
+    print(f"\ncpu: {cpu_summary()}")
+    print(f"encoder: {encoder.backend} {getattr(encoder.runtime, 'precision', '')} "
           f"{getattr(encoder.runtime, 'providers', '')}, threshold {policy.threshold}, "
           f"guard {'on' if policy.verify else 'off'} ({'rules + learned verifier' if policy.learned_verifier else 'rules only'}), {args.queries} paraphrase queries per size, one at a time")
     print(f"{'entries':>9} | {'index':>5} | {'build s':>7} | {'encode p50/p99 ms':>17} | {'lookup p50/p99 ms':>17} | "

@@ -188,13 +188,19 @@ def verify(query: str, cached: str) -> Verdict:
     return Verdict(False, verdict.reason, f"{verdict.detail}; model p={p:.3f}")
 
 
+@lru_cache(maxsize=4)
+def _present(path) -> bool:
+    """Whether a model file exists, asked once per path (not a file-system call per candidate)."""
+    return path.exists()
+
+
 def learned_model():
     """The learned stage: the cross-encoder if its file is there and loads, else the trees; None if
     neither loads. Either has `prob(query, cached, rules_ok=...) -> p`, `threshold` (serve a pair the rules
     refused for unmatched words) and `veto_cut` (refuse a pair the rules passed)."""
     from cache import cross_encoder, verifier_model
 
-    if cross_encoder.MODEL_PATH.exists():
+    if _present(cross_encoder.MODEL_PATH):
         model = cross_encoder.shared_model()
         if model is not None:
             return model

@@ -1,8 +1,8 @@
 """`CacheService`: the gateway's single entry point to the cache.
 
 Pipeline use (see docs/cache.md):
-  step 5 (encode):  vector = await service.encoder.embed(embedding_text(endpoint, body))
-  step 6 (cache):   look = await service.lookup(tenant_id, policy, endpoint, body, vector)
+  step 5 (encode):  embed = an async function returning the request vector (computed once, shared)
+  step 6 (cache):   look = await service.lookup(tenant_id, policy, endpoint, body, embed)
                     headers.update(look.headers); on look.hit → render with cache.render and answer
   step 12 (record): if look.result == "miss" and the answer completed: await service.store(...)
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -37,6 +37,11 @@ log = structlog.get_logger("switchyard.cache")
 
 STORABLE_FINISH_REASONS = frozenset({"stop", "length"})  # tool calls and filtered answers are not replayable
 CANDIDATES = 4  # nearest neighbours checked per semantic lookup (the first that passes is served)
+
+Embedding = np.ndarray | Callable[[], Awaitable[np.ndarray | None]] | None
+"""The request vector, or an async function that computes it: `lookup` calls it only when the semantic
+layer needs the vector, so an exact hit (or a namespace with nothing to search) never waits for the
+encoder."""
 
 Verifier = Callable[[str, str], near_miss.Verdict]
 
@@ -240,9 +245,10 @@ class CacheService:
         return look
 
     async def lookup(self, tenant_id: str, policy: CachePolicy, endpoint: str, body: dict,
-                     embedding: np.ndarray | None = None) -> CacheLookup:
+                     embedding: Embedding = None) -> CacheLookup:
         """Exact, then semantic. Never raises for a store outage (→ bypass). `embedding` is the request
-        vector from the encode step; without it the service encodes the text itself."""
+        vector from the encode step, or a function computing it, called only after an exact miss when
+        the namespace has entries to search; without it the service encodes the text itself."""
         started = time.perf_counter()
         reason = self.bypass_reason(policy, body, endpoint)
         if reason is None and not self.storage.healthy:
@@ -259,7 +265,7 @@ class CacheService:
             index = self._indexes.get((tenant_id, context))
             if index is not None and len(index):
                 text = embedding_text(endpoint, body)
-                vector = embedding
+                vector = await embedding() if callable(embedding) else embedding
                 if vector is None and self.encoder is not None:
                     vector = await self.encoder.embed(text)
                 if vector is not None:

@@ -26,6 +26,9 @@ _SPELLINGS = str.maketrans({"’": "'", "‘": "'", **SUPERSCRIPT_POWERS})
 
 
 def _script(text: str) -> str | None:
+    """The most frequent non-Latin script among the letters, or None (Latin or no letters)."""
+    if text.isascii():  # most traffic: no character to look up
+        return None
     counts: dict[str, int] = {}
     for ch in text:
         if ch.isalpha():

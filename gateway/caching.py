@@ -32,9 +32,13 @@ async def lookup(state: GatewayState, ctx: RequestContext) -> Any:
         ctx.cache_result = "bypass"
         ctx.response_headers["x-switchyard-cache"] = "bypass"
         return None
-    if tenant.cache.semantic:
+
+    async def request_vector():  # only after an exact miss, and only if the namespace has entries
         await embed(state, ctx)
-    look = await service.lookup(ctx.tenant_id, tenant.cache, ctx.endpoint, ctx.body, ctx.embedding)
+        return ctx.embedding
+
+    look = await service.lookup(ctx.tenant_id, tenant.cache, ctx.endpoint, ctx.body,
+                                request_vector if tenant.cache.semantic else None)
     ctx.cache_result = look.result
     ctx.response_headers.update(look.headers)
     return look

@@ -183,6 +183,28 @@ async def test_vector_is_shared_not_recomputed(service, policy):
     assert service.encoder.batcher.items == before
 
 
+async def test_vector_is_computed_only_when_the_semantic_layer_searches(service, policy):
+    """Given an encode function, the lookup calls it only after an exact miss in a namespace that has
+    entries: an exact hit, or a first request, never waits for the encoder."""
+    calls: list[str] = []
+
+    def embed_text(text):
+        async def compute():
+            calls.append(text)
+            return await service.encoder.embed(text)
+        return compute
+
+    question, reworded = "What is the capital of Australia?", "Which city is Australia's capital?"
+    first = await service.lookup("acme", policy, "chat", chat(question), embed_text(question))
+    assert first.result == "miss" and calls == []  # nothing stored yet: nothing to search
+    await service.store("acme", policy, "chat", chat(question), await service.encoder.embed(question),
+                        ANSWER, "stop", USAGE, "m")
+    exact = await service.lookup("acme", policy, "chat", chat(question), embed_text(question))
+    assert exact.result == "hit-exact" and calls == []
+    semantic = await service.lookup("acme", policy, "chat", chat(reworded), embed_text(reworded))
+    assert semantic.result == "hit-semantic" and calls == [reworded]
+
+
 async def test_a_failing_guard_costs_a_miss_not_the_request(encoder, policy):
     """Doubt resolves to a miss: if the guard raises on some text, the lookup is a miss (reason
     guard:error, counted with the guard's rejections) and the next lookup works as before."""
