@@ -265,10 +265,10 @@ class CacheService:
             index = self._indexes.get((tenant_id, context))
             if index is not None and len(index):
                 text = embedding_text(endpoint, body)
-                vector = await embedding() if callable(embedding) else embedding
-                if vector is None and self.encoder is not None:
-                    vector = await self.encoder.embed(text)
-                if vector is not None:
+                vector = await self._vector(tenant_id, text, embedding)
+                if vector is None:
+                    refused = "no vector"
+                else:
                     hit, refused = await self._semantic(tenant_id, policy, context, text, vector, index)
                     if hit is not None:
                         self.storage.touch(tenant_id, hit.entry_id)
@@ -276,6 +276,19 @@ class CacheService:
         if not self.storage.healthy:  # the store failed during this lookup
             return self._record(tenant_id, CacheLookup("bypass", reason="store unavailable"), started)
         return self._record(tenant_id, CacheLookup("miss", reason=refused), started)
+
+    async def _vector(self, tenant_id: str, text: str, embedding: Embedding) -> np.ndarray | None:
+        """The request vector: the caller's (or what its function returns), else the service's own
+        encoder's. An encoder that fails costs the semantic layer for this request, never the request."""
+        try:
+            if callable(embedding):
+                return await embedding()
+            if embedding is None and self.encoder is not None:
+                return await self.encoder.embed(text)
+            return embedding
+        except Exception as exc:  # noqa: BLE001 - the exact layer and the upstream still answer
+            log.error("cache.encode_failed", tenant=tenant_id, error=type(exc).__name__, detail=str(exc)[:200])
+            return None
 
     async def _semantic(self, tenant_id: str, policy: CachePolicy, context: str, text: str, vector: np.ndarray,
                         index: VectorIndex) -> tuple[CacheHit | None, str | None]:
@@ -316,10 +329,8 @@ class CacheService:
             return None
         text = embedding_text(endpoint, body)
         vector = None
-        if semantic_eligible(endpoint, body):
-            vector = embedding
-            if vector is None and self.encoder is not None:
-                vector = await self.encoder.embed(text)
+        if semantic_eligible(endpoint, body):  # without a vector the entry still serves exact hits
+            vector = await self._vector(tenant_id, text, embedding)
         now = time.time()
         request_digest = keys.request_digest(endpoint, body)
         context_digest = keys.context_digest(endpoint, body)

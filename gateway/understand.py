@@ -13,6 +13,7 @@ from aiohttp import web
 
 from gateway.context import RequestContext
 from gateway.errors import APIError
+from gateway.logs import log
 from policies.routing import ROUTE_HEADER, RouteDecision, RouteError, decide_route
 from policies.schema import AUTO_MODEL
 
@@ -73,8 +74,8 @@ def needs_class(ctx: RequestContext) -> bool:
 
 
 async def embed(state: GatewayState, ctx: RequestContext) -> None:
-    """The one embedding of this request (cache and classifier share it)."""
-    if ctx.embedding is not None:
+    """The one embedding of this request (cache and classifier share it), tried at most once."""
+    if ctx.embedding is not None or ctx.prompt_text is not None:  # prompt_text is set by the one attempt
         return
     from cache.embed_text import embedding_text
 
@@ -82,7 +83,10 @@ async def embed(state: GatewayState, ctx: RequestContext) -> None:
     if not text or not await state.models.ready():
         return
     ctx.prompt_text = text
-    ctx.embedding = await state.models.encoder.embed(text)
+    try:
+        ctx.embedding = await state.models.encoder.embed(text)
+    except Exception as exc:  # noqa: BLE001 - without a vector: no semantic cache, no class; the request goes on
+        log.error("encode_failed", request_id=ctx.request_id, error=type(exc).__name__, detail=str(exc)[:200])
 
 
 async def classify(state: GatewayState, ctx: RequestContext) -> None:

@@ -205,6 +205,33 @@ async def test_vector_is_computed_only_when_the_semantic_layer_searches(service,
     assert semantic.result == "hit-semantic" and calls == [reworded]
 
 
+async def test_a_failing_encoder_costs_the_semantic_layer_not_the_request(encoder, policy):
+    """An encoder that raises (given as the request's encode function, or as the service's own):
+    the lookup is a miss, the answer is still stored for exact hits, and nothing raises."""
+
+    class Broken:
+        async def embed(self, text):
+            raise RuntimeError("onnxruntime: input too long")
+
+    async def broken_request_vector():
+        raise RuntimeError("onnxruntime: input too long")
+
+    svc = CacheService(MemoryStore(), encoder)
+    await svc.start()
+    try:
+        await store(svc, policy, chat("What is the capital of Australia?"))  # a vector to search
+        reworded = chat("Which city is Australia's capital?")
+        looked = await svc.lookup("acme", policy, "chat", reworded, broken_request_vector)
+        assert looked.result == "miss" and looked.reason == "no vector"
+        svc.encoder = Broken()  # no vector given: the service's own encoder is asked, and fails
+        assert (await svc.lookup("acme", policy, "chat", reworded)).result == "miss"
+        entry_id = await svc.store("acme", policy, "chat", reworded, None, ANSWER, "stop", USAGE, "m")
+        assert entry_id is not None and (await svc.storage.get("acme", entry_id)).vector is None
+        assert (await svc.lookup("acme", policy, "chat", reworded)).result == "hit-exact"
+    finally:
+        await svc.aclose()
+
+
 async def test_a_failing_guard_costs_a_miss_not_the_request(encoder, policy):
     """Doubt resolves to a miss: if the guard raises on some text, the lookup is a miss (reason
     guard:error, counted with the guard's rejections) and the next lookup works as before."""

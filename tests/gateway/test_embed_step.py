@@ -1,0 +1,40 @@
+"""The gateway's embed step when the encoder fails: the request goes on without a vector."""
+
+from __future__ import annotations
+
+from gateway.context import RequestContext
+from gateway.understand import classify, embed
+
+
+class BrokenEncoder:
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    async def embed(self, text: str):
+        self.calls.append(text)
+        raise RuntimeError("onnxruntime: invalid input")
+
+
+class Models:
+    """The slice of `SharedModels` the step reads: loaded, with an encoder that fails."""
+
+    def __init__(self) -> None:
+        self.encoder = BrokenEncoder()
+        self.classifier = None  # never reached without a vector
+
+    async def ready(self) -> bool:
+        return True
+
+
+class State:
+    def __init__(self) -> None:
+        self.models = Models()
+
+
+async def test_a_failing_encoder_is_tried_once_and_leaves_no_vector():
+    state = State()
+    ctx = RequestContext("req-1", "chat", {"model": "auto", "messages": [{"role": "user", "content": "Hi there"}]})
+    await embed(state, ctx)  # the cache's lookup asks first ...
+    await classify(state, ctx)  # ... then the classifier: no second attempt, no class, no exception
+    assert ctx.embedding is None and ctx.task_class is None
+    assert state.models.encoder.calls == ["Hi there"]
