@@ -1,7 +1,7 @@
 """Steps 5, 7 and 9: embed the prompt once, classify it, decide the route.
 
-The embedding is computed only when a later step needs it (a cacheable request, or a routing decision
-that depends on the class), once, and shared through `ctx.embedding`.
+The embedding is computed only when a later step needs it (a semantic cache lookup after an exact miss,
+a routing decision that depends on the class), at most once, and shared through `ctx.embedding`.
 """
 
 from __future__ import annotations
