@@ -319,10 +319,11 @@ class CacheService:
         return None, refused
 
     async def store(self, tenant_id: str, policy: CachePolicy, endpoint: str, body: dict,
-                    embedding: np.ndarray | None, response_text: str, finish_reason: str,
+                    embedding: Embedding, response_text: str, finish_reason: str,
                     usage: dict[str, int] | None, model: str) -> str | None:
         """Store a complete, successful answer. Returns the entry id, or None if not stored (policy,
-        finish reason, or store outage). Call only after the whole answer reached the client."""
+        finish reason, or store outage). Call only after the whole answer reached the client.
+        `embedding` as for `lookup`: the vector, a function computing it, or None (the service encodes)."""
         if self.bypass_reason(policy, body, endpoint) is not None:
             return None
         if finish_reason not in STORABLE_FINISH_REASONS or not isinstance(response_text, str):

@@ -21,6 +21,17 @@ if TYPE_CHECKING:
     from gateway.state import GatewayState
 
 
+def request_vector(state: GatewayState, ctx: RequestContext):
+    """The request's vector for the cache, as a function it calls only when it needs one (after an exact
+    miss in a namespace with entries; for a store): the embed step's, computed at most once per request."""
+
+    async def vector():
+        await embed(state, ctx)
+        return ctx.embedding
+
+    return vector
+
+
 async def lookup(state: GatewayState, ctx: RequestContext) -> Any:
     """The cache's verdict for this request, or None when the cache is off for it."""
     service = state.cache
@@ -32,13 +43,8 @@ async def lookup(state: GatewayState, ctx: RequestContext) -> Any:
         ctx.cache_result = "bypass"
         ctx.response_headers["x-switchyard-cache"] = "bypass"
         return None
-
-    async def request_vector():  # only after an exact miss, and only if the namespace has entries
-        await embed(state, ctx)
-        return ctx.embedding
-
     look = await service.lookup(ctx.tenant_id, tenant.cache, ctx.endpoint, ctx.body,
-                                request_vector if tenant.cache.semantic else None)
+                                request_vector(state, ctx) if tenant.cache.semantic else None)
     ctx.cache_result = look.result
     ctx.response_headers.update(look.headers)
     return look
@@ -119,7 +125,7 @@ async def store(state: GatewayState, ctx: RequestContext, text: str, finish_reas
     assert tenant is not None and state.cache is not None
     usage = {"prompt_tokens": ctx.usage_prompt_tokens or ctx.prompt_tokens or 0,
              "completion_tokens": ctx.completion_tokens}
-    entry_id = await state.cache.store(ctx.tenant_id, tenant.cache, ctx.endpoint, ctx.request_body, ctx.embedding,
-                                       text, finish_reason, usage, model)
+    entry_id = await state.cache.store(ctx.tenant_id, tenant.cache, ctx.endpoint, ctx.request_body,
+                                       request_vector(state, ctx), text, finish_reason, usage, model)
     if entry_id is not None:
         ctx.log_fields["cache_stored"] = entry_id

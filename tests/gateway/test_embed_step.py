@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gateway.caching import request_vector
 from gateway.context import RequestContext
 from gateway.understand import classify, embed
 
@@ -36,5 +37,6 @@ async def test_a_failing_encoder_is_tried_once_and_leaves_no_vector():
     ctx = RequestContext("req-1", "chat", {"model": "auto", "messages": [{"role": "user", "content": "Hi there"}]})
     await embed(state, ctx)  # the cache's lookup asks first ...
     await classify(state, ctx)  # ... then the classifier: no second attempt, no class, no exception
+    assert await request_vector(state, ctx)() is None  # ... and the store: no vector, no third attempt
     assert ctx.embedding is None and ctx.task_class is None
     assert state.models.encoder.calls == ["Hi there"]
