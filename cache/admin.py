@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -30,7 +31,9 @@ from aiohttp import web
 
 from backends.wire import error_body
 from cache.entry import CacheEntry
+from cache.importing import BadImportLine
 from cache.service import CacheService
+from policies.schema import CachePolicy
 
 log = structlog.get_logger("switchyard.cache.admin")
 
@@ -101,16 +104,33 @@ def _number(data: dict, name: str, low: float, high: float) -> float:
     return float(value)
 
 
-def _query_int(request: web.Request, name: str, default: int, high: int) -> int:
+def _query_int(request: web.Request, name: str, default: int, low: int, high: int) -> int:
     raw = request.query.get(name)
     if raw is None:
         return default
-    if not raw.isdigit() or int(raw) > high:
-        raise BadRequest(f"{name} must be an integer between 0 and {high}", name)
+    # ASCII digits only: str.isdigit() also accepts "²", which int() refuses
+    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:
+        raise BadRequest(f"{name} must be an integer between {low} and {high}", name)
     return int(raw)
 
 
-def admin_routes(service: CacheService) -> list[web.RouteDef]:
+def _query_number(request: web.Request, name: str, default: float, low: float, high: float) -> float:
+    raw = request.query.get(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not low <= value <= high:  # NaN fails too
+        raise BadRequest(f"{name} must be a number between {low} and {high}", name)
+    return value
+
+
+def admin_routes(service: CacheService,
+                 policy_of: Callable[[str], CachePolicy | None] = lambda tenant: None) -> list[web.RouteDef]:
+    """The routes; `policy_of(tenant)` gives a tenant's cache policy (None: unknown), so that imported
+    entries keep that tenant's TTL and entry bound."""
     def unavailable() -> web.Response | None:
         if not service.healthy:
             return _error(503, "cache store unavailable", "service_unavailable", code="cache_store_down")
@@ -125,18 +145,16 @@ def admin_routes(service: CacheService) -> list[web.RouteDef]:
 
     async def list_entries(request: web.Request) -> web.Response:
         tenant = _tenant(request)
-        limit = _query_int(request, "limit", 100, MAX_LIST)
+        limit = _query_int(request, "limit", 100, 1, MAX_LIST)
         if "q" in request.query:
-            raw = request.query.get("min_similarity", "0.5")
-            try:
-                min_sim = float(raw)
-            except ValueError:
-                return _error(400, "min_similarity must be a number", param="min_similarity")
+            min_sim = _query_number(request, "min_similarity", 0.5, 0.0, 1.0)
+            if not request.query["q"].strip():
+                raise BadRequest("q must be a non-empty search text", "q")
             if service.encoder is None:
                 raise NoEncoder
             found = await service.similar(tenant, request.query["q"], min_sim, limit)
             return _json({"object": "list", "data": [_entry_view(e, s) for e, s in found]})
-        offset = _query_int(request, "offset", 0, 10**9)
+        offset = _query_int(request, "offset", 0, 0, 10**9)
         contains = request.query.get("contains", "").lower()
         out, skipped = [], 0
         async for entry in service.entries(tenant):
@@ -251,28 +269,38 @@ def admin_routes(service: CacheService) -> list[web.RouteDef]:
         tenant = _tenant(request)
         if (down := unavailable()) is not None:
             return down
+        who, policy = _who(request), policy_of(tenant)
         imported, errors, line_no = 0, [], 0
         started = time.perf_counter()
+
+        def audit(**outcome) -> None:  # every import is logged, also one the store cut short
+            log.info("cache.admin.import", admin=who, tenant=tenant, imported=imported, errors=len(errors),
+                     seconds=round(time.perf_counter() - started, 3), **outcome)
+
         async for raw in request.content:  # streamed line by line: imports can be large
             line_no += 1
             line = raw.strip()
             if not line:
                 continue
             try:
-                data = orjson.loads(line)
-                if not isinstance(data, dict):
-                    raise ValueError("line is not a JSON object")
-                await service.import_entry(tenant, data, who=_who(request))
+                await service.import_entry(tenant, orjson.loads(line), who=who, policy=policy)
                 imported += 1
-            except (ValueError, KeyError, TypeError, orjson.JSONDecodeError) as exc:
-                errors.append({"line": line_no, "error": str(exc)[:200]})
+            except orjson.JSONDecodeError as exc:
+                errors.append({"line": line_no, "error": f"not valid JSON: {exc}"[:300]})
+            except BadImportLine as exc:
+                errors.append({"line": line_no, "error": str(exc)[:300]})
             except ConnectionError:
-                return _error(503, f"cache store became unavailable at line {line_no}", "service_unavailable",
-                              code="cache_store_down")
-        log.info("cache.admin.import", admin=_who(request), tenant=tenant, imported=imported, errors=len(errors),
-                 seconds=round(time.perf_counter() - started, 3))
-        status = 200 if not errors or imported else 400
-        return _json({"imported": imported, "errors": errors[:100], "error_count": len(errors)}, status)
+                audit(stopped_at_line=line_no)
+                return _error(503, f"cache store became unavailable at line {line_no}; {imported} entries "
+                                   f"were imported before it", "service_unavailable", code="cache_store_down")
+        audit()
+        result = {"imported": imported, "errors": errors[:100], "error_count": len(errors)}
+        if errors and not imported:
+            first = errors[0]
+            body = orjson.loads(error_body(f"no entry imported: {len(errors)} bad lines; line {first['line']}: "
+                                           f"{first['error']}", "invalid_request_error", "body", "invalid_import"))
+            return _json({**body, **result}, 400)
+        return _json(result)
 
     def guarded(handler):
         async def run(request: web.Request) -> web.StreamResponse:

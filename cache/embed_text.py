@@ -69,7 +69,10 @@ def embedding_text(endpoint: str, body: dict[str, Any]) -> str:
 
 
 def semantic_eligible(endpoint: str, body: dict[str, Any]) -> bool:
-    """Whether the semantic layer may look at this request at all (the exact layer always may)."""
+    """Whether the semantic layer may look at this request at all (the exact layer always may). Not
+    with `echo`: that answer repeats its own prompt, so another prompt's answer can never be right."""
+    if body.get("echo"):
+        return False
     text = embedding_text(endpoint, body)
     if not text or len(text) > SEMANTIC_MAX_CHARS:
         return False

@@ -18,6 +18,11 @@ def new_entry_id() -> str:
     return f"{secrets.randbits(63):016x}"
 
 
+def valid_entry_id(entry_id: str) -> bool:
+    """16 lower-case hex digits below 2^63: what `new_entry_id` makes and FAISS can hold."""
+    return len(entry_id) == 16 and entry_id[0] in "01234567" and all(c in "0123456789abcdef" for c in entry_id)
+
+
 def faiss_id(entry_id: str) -> int:
     return int(entry_id, 16)
 

@@ -55,7 +55,7 @@ def _normal_message(message: dict[str, Any]) -> dict[str, Any]:
     out = dict(message)
     text = content_text(out.get("content"))
     if text is not None:  # "hi" and [{"type": "text", "text": "hi"}] are the same message
-        out["content"] = text.strip()
+        out["content"] = text  # not stripped: whitespace is tokenised and can change the answer
     return out
 
 
@@ -75,7 +75,7 @@ def request_digest(endpoint: str, body: dict[str, Any]) -> str:
         prompt = body.get("prompt")
         if isinstance(prompt, list) and len(prompt) == 1:
             prompt = prompt[0]
-        payload["prompt"] = prompt.strip() if isinstance(prompt, str) else prompt
+        payload["prompt"] = prompt  # as sent: a trailing space changes how a completion continues
     return _digest(payload)
 
 

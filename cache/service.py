@@ -25,8 +25,9 @@ import structlog
 
 from cache import guard as near_miss
 from cache import keys, synonyms
-from cache.embed_text import embedding_text, semantic_eligible
+from cache.embed_text import SEMANTIC_MAX_CHARS, embedding_text, semantic_eligible
 from cache.entry import CacheEntry, CacheHit, CacheLookup, entry_id_of, faiss_id, new_entry_id
+from cache.importing import BadImportLine, entry_from_line
 from cache.index import VectorIndex
 from cache.metrics import ENTRIES, GUARD_REJECTIONS, LOOKUP_SECONDS, LOOKUPS, REDIS_UP, STORES, TenantStats
 from cache.stores.base import CacheStore, IndexRecord, StoreEvent
@@ -255,8 +256,10 @@ class CacheService:
             reason = "store unavailable"
         if reason is not None:
             return self._record(tenant_id, CacheLookup("bypass", reason=reason), started)
-        entry = await self.storage.get_exact(tenant_id, keys.exact_key(tenant_id, endpoint, body))
-        if entry is not None and entry.tenant == tenant_id:
+        exact_key = keys.exact_key(tenant_id, endpoint, body)
+        entry = await self.storage.get_exact(tenant_id, exact_key)
+        # The entry must be this request's, not merely what the pointer names (an id re-used by an import)
+        if entry is not None and entry.tenant == tenant_id and entry.exact_key == exact_key:
             self.storage.touch(tenant_id, entry.id)
             return self._record(tenant_id, CacheLookup("hit-exact", CacheHit("exact", 1.0, entry)), started)
         refused: str | None = None
@@ -397,20 +400,24 @@ class CacheService:
     async def flush(self, tenant_id: str) -> int:
         return await self.storage.flush(tenant_id)
 
-    async def import_entry(self, tenant_id: str, data: dict, *, who: str) -> str:
+    async def import_entry(self, tenant_id: str, data: object, *, who: str,
+                           policy: CachePolicy | None = None) -> str:
         """Import one exported entry into `tenant_id` (the tenant in the data is ignored: an import
-        never writes into another tenant). Keeps its vector when it has one, else re-encodes."""
-        entry = CacheEntry.from_dict({**data, "tenant": tenant_id})
-        if not entry.request_digest or not entry.context_digest:
-            raise ValueError("entry has no request_digest/context_digest (not a Switchyard export)")
+        never writes into another tenant). Keeps its vector when it has one, else re-encodes. With the
+        tenant's `policy`, its bounds hold as for any stored answer: at most `ttl_seconds` to live, LRU
+        eviction past `max_entries`. Raises `BadImportLine` (a ValueError) for a line it refuses."""
+        entry = entry_from_line(data, tenant_id)
         entry.exact_key = keys.scoped(tenant_id, entry.request_digest)  # re-scoped: keys are per tenant
         entry.context_key = keys.scoped(tenant_id, entry.context_digest)
-        if entry.vector is None and entry.text and self.encoder is not None and len(entry.text) <= 1000:
-            entry.vector = await self.encoder.embed(entry.text)
-        if entry.expires_at <= time.time():
-            raise ValueError("entry already expired")
+        now = time.time()
+        if policy is not None:
+            entry.expires_at = min(entry.expires_at, now + policy.ttl_seconds)
+        if entry.expires_at <= now:
+            raise BadImportLine("expires_at: the entry has already expired")
+        if entry.vector is None and entry.text and len(entry.text) <= SEMANTIC_MAX_CHARS:
+            entry.vector = await self._vector(tenant_id, entry.text, None)  # None: exact hits only
         entry.created_by = who
-        if not await self.storage.put(entry):
+        if not await self.storage.put(entry, max_entries=policy.max_entries if policy is not None else None):
             raise ConnectionError("cache store unavailable")
         return entry.id
 
@@ -439,10 +446,11 @@ class CacheService:
         """Drop entries whose TTL passed from the indexes (and from the store's bookkeeping)."""
         now = time.time()
         dropped = 0
-        for tenant, meta in list(self._meta.items()):
+        for tenant in sorted(set(self._meta) | set(await self.storage.tenants())):
+            meta = self._meta.get(tenant, {})
             expired = [i for i, (_, expires_at) in meta.items() if expires_at <= now]
             if expired:
                 self._apply(StoreEvent("delete", tenant, ids=expired), self._indexes, self._meta)
-                await self.storage.forget_expired(tenant, expired)
                 dropped += len(expired)
+            await self.storage.forget_expired(tenant, expired)  # entries without a vector too
         return dropped

@@ -135,7 +135,12 @@ def create_app(runtime: RuntimeManager, limiter: RateLimiter, cache: CacheServic
     if cache is not None:
         state.services["cache"] = cache
         state.models.on_loaded.append(lambda models: setattr(cache, "encoder", models.encoder))
-        app.router.add_routes([web.route(r.method, r.path, _admin_only(r.handler)) for r in admin_routes(cache)])
+        def policy_of(tenant_id: str):  # the live config's, so an import follows a reloaded policy
+            tenant = state.runtime.current.config.tenants.get(tenant_id)
+            return tenant.cache if tenant is not None else None
+
+        app.router.add_routes([web.route(r.method, r.path, _admin_only(r.handler))
+                               for r in admin_routes(cache, policy_of)])
     app[STATE] = state
     app.router.add_post("/v1/chat/completions", handle_chat)
     app.router.add_post("/v1/completions", handle_completions)

@@ -33,15 +33,12 @@ def request_vector(state: GatewayState, ctx: RequestContext):
 
 
 async def lookup(state: GatewayState, ctx: RequestContext) -> Any:
-    """The cache's verdict for this request, or None when the cache is off for it."""
+    """The cache's verdict for this request (a bypass too: policy off, not deterministic, ... is counted
+    and named in the header), or None when the gateway runs without a cache."""
     service = state.cache
     tenant = ctx.tenant
     assert tenant is not None
-    if service is None or not tenant.cache.enabled:
-        return None
-    if not service.cacheable(tenant.cache, ctx.body, ctx.endpoint):
-        ctx.cache_result = "bypass"
-        ctx.response_headers["x-switchyard-cache"] = "bypass"
+    if service is None:
         return None
     look = await service.lookup(ctx.tenant_id, tenant.cache, ctx.endpoint, ctx.body,
                                 request_vector(state, ctx) if tenant.cache.semantic else None)
@@ -72,15 +69,26 @@ async def respond_hit(request: web.Request, ctx: RequestContext, hit: Any) -> we
     return out
 
 
-class AnswerCollector:
-    """Collects a streamed answer (single choice) so it can be stored once it completes."""
+# Parts of an answer that a cached text cannot replay: an answer that has any is not stored (a tool call
+# can come with finish_reason "stop" when tool_choice names the function).
+UNREPLAYABLE = ("tool_calls", "function_call", "refusal", "audio")
 
-    __slots__ = ("parts", "finish_reason", "model")
+
+def _replayable(message: dict) -> bool:
+    return not any(message.get(name) for name in UNREPLAYABLE)
+
+
+class AnswerCollector:
+    """Collects a streamed answer (single choice) so it can be stored once it completes: `finish_reason`
+    stays None (nothing to store) unless the stream finished and held nothing but text."""
+
+    __slots__ = ("parts", "finish_reason", "model", "replayable")
 
     def __init__(self) -> None:
         self.parts: list[str] = []
         self.finish_reason: str | None = None
         self.model = ""
+        self.replayable = True
 
     def feed(self, payload: bytes) -> None:
         try:
@@ -88,12 +96,20 @@ class AnswerCollector:
             choice = chunk["choices"][0]
         except (orjson.JSONDecodeError, KeyError, IndexError, TypeError):
             return
+        if not isinstance(choice, dict):
+            return
         self.model = chunk.get("model") or self.model
-        text = choice.get("text") if "text" in choice else (choice.get("delta") or {}).get("content")
-        if text:
+        if "text" in choice:
+            text = choice.get("text")
+        else:
+            delta = choice.get("delta") or {}
+            text = delta.get("content") if isinstance(delta, dict) else None
+            if not isinstance(delta, dict) or not _replayable(delta):
+                self.replayable = False
+        if isinstance(text, str) and text:
             self.parts.append(text)
         if choice.get("finish_reason"):
-            self.finish_reason = choice["finish_reason"]
+            self.finish_reason = choice["finish_reason"] if self.replayable else None
 
     def text(self) -> str:
         return "".join(self.parts)
@@ -109,10 +125,15 @@ def parse_body(raw: bytes) -> dict | None:
 
 
 def answer_of(body: dict | None) -> tuple[str, str, str] | None:
-    """(text, finish_reason, model) of the first choice of a complete non-streaming answer."""
+    """(text, finish_reason, model) of the first choice of a complete non-streaming answer; None when
+    there is none or it holds more than text (tool calls, a refusal: `UNREPLAYABLE`)."""
     try:
         choice = body["choices"][0]  # type: ignore[index]
-        text = choice.get("text") if "text" in choice else (choice.get("message") or {}).get("content")
+        if "text" in choice:
+            text = choice.get("text")
+        else:
+            message = choice.get("message") or {}
+            text = message.get("content") if _replayable(message) else None
     except (KeyError, IndexError, TypeError, AttributeError):
         return None
     if not isinstance(text, str):

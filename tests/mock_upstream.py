@@ -5,7 +5,9 @@ Run: `python -m tests.mock_upstream --port 9000 [--fail 503] [--model NAME]`.
 The answer is deterministic: `n_tokens` words `w0 w1 ...` (default 8), cut at the first stop sequence.
 A request can steer it with an extra body field the gateway passes through:
   "mock": {"tokens": N, "first_delay_ms": X, "token_delay_ms": Y, "die_after": K, "hang": true,
-           "status": 500, "error_after": K}
+           "status": 500, "error_after": K, "tool_call": "fn"}
+("tool_call": the answer is a call of that function, with finish_reason "stop", as OpenAI answers when
+`tool_choice` names the function.)
 `GET /_stats` reports requests seen, streams completed and streams cancelled by the client, so tests
 can prove a disconnect reached the upstream.
 """
@@ -73,9 +75,16 @@ async def completions(request: web.Request) -> web.StreamResponse:
     created = int(time.time())
     usage = {"prompt_tokens": _prompt_tokens(body), "completion_tokens": len(words),
              "total_tokens": _prompt_tokens(body) + len(words)}
+    call = None
+    if chat and mock.get("tool_call"):
+        call = {"index": 0, "id": "call_mock", "type": "function",
+                "function": {"name": mock["tool_call"], "arguments": '{"city": "Paris"}'}}
+        words, finish = [], "stop"
     if not body.get("stream"):
         text = "".join(words)
-        choice = ({"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
+        message = {"role": "assistant", "content": text} if call is None else {
+            "role": "assistant", "content": None, "tool_calls": [{k: v for k, v in call.items() if k != "index"}]}
+        choice = ({"index": 0, "message": message, "finish_reason": finish}
                   if chat else {"index": 0, "text": text, "finish_reason": finish, "logprobs": None})
         return web.Response(body=orjson.dumps({"id": rid, "object": "chat.completion" if chat else "text_completion",
                                                "created": created, "model": model, "choices": [choice],
@@ -99,6 +108,10 @@ async def completions(request: web.Request) -> web.StreamResponse:
     try:
         if chat:
             await resp.write(chunk("", None, role=True))
+        if call is not None:
+            await resp.write(b"data: " + orjson.dumps({"id": rid, "object": obj, "created": created, "model": model,
+                                                       "choices": [{"index": 0, "delta": {"tool_calls": [call]},
+                                                                    "finish_reason": None}]}) + b"\n\n")
         for i, w in enumerate(words):
             if mock.get("die_after") is not None and i == mock["die_after"]:
                 request.transport.close()  # the upstream process "dies" mid-stream

@@ -98,8 +98,9 @@ class CacheStore(abc.ABC):
     async def flush(self, tenant: str) -> int: ...
 
     @abc.abstractmethod
-    async def forget_expired(self, tenant: str, entry_ids: Sequence[str]) -> None:
-        """Drop bookkeeping of entries whose TTL passed (each replica runs this on its own)."""
+    async def forget_expired(self, tenant: str, entry_ids: Sequence[str] = ()) -> None:
+        """Drop every entry of `tenant` whose TTL passed, or its bookkeeping where the store expires
+        entries itself; `entry_ids` are expired ids the caller knows of. Each replica runs this."""
 
     @abc.abstractmethod
     def iter_entries(self, tenant: str | None = None) -> AsyncIterator[CacheEntry]:

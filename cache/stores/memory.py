@@ -117,9 +117,10 @@ class MemoryStore(CacheStore):
         self._emit(StoreEvent("flush", tenant))
         return len(ids)
 
-    async def forget_expired(self, tenant: str, entry_ids: Sequence[str]) -> None:
+    async def forget_expired(self, tenant: str, entry_ids: Sequence[str] = ()) -> None:
+        # Every expired entry of the tenant, those without a vector (which no index lists) too.
         now = time.time()
-        for entry_id in entry_ids:
+        for entry_id in list(self._tenant_order.get(tenant, ())):
             entry = self._entries.get((tenant, entry_id))
             if entry is not None and entry.expired(now):
                 self._drop(tenant, entry_id)

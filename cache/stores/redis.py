@@ -29,18 +29,77 @@ import numpy as np
 import orjson
 import redis.asyncio as aioredis
 import structlog
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from cache.entry import DIM, CacheEntry
+from cache.entry import DIM, CacheEntry, valid_entry_id
 from cache.stores.base import CacheStore, IndexRecord, StoreEvent, StoreListener, TenantUsage
 
 log = structlog.get_logger("switchyard.cache.redis")
 
-_OUTAGE = (RedisError, OSError, asyncio.TimeoutError, ConnectionError)
+# An outage is a Redis we cannot reach. An error *reply* (out of memory under maxmemory, a read-only
+# replica) fails that one call and leaves the store up: reads still serve hits.
+_OUTAGE = (RedisConnectionError, RedisTimeoutError, OSError, asyncio.TimeoutError, ConnectionError)
 _DELETE_IF_EQUAL = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 """
+# Store one entry and make room, atomically: two puts racing cannot evict each other's new entry or
+# leave the LRU set above its bound. KEYS: entry, exact pointer, lru, exp, tenants. ARGV: id, ttl ms,
+# now, expires_at, tenant, max entries (-1: none), d, c, x, v ('' : none), insert message ('' : none),
+# channel. Returns the ids to delete: the entry the exact key pointed to before, and the LRU's oldest.
+# Its first write is a SET, which Redis refuses under maxmemory: a full Redis fails the put cleanly
+# (a script whose first write is allowed, like DEL, may go on writing past the limit).
+_PUT = """
+local prev = redis.call('GET', KEYS[2])
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+redis.call('DEL', KEYS[1])
+if ARGV[10] ~= '' then
+  redis.call('HSET', KEYS[1], 'd', ARGV[7], 'c', ARGV[8], 'x', ARGV[9], 'v', ARGV[10])
+else
+  redis.call('HSET', KEYS[1], 'd', ARGV[7], 'c', ARGV[8], 'x', ARGV[9])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
+redis.call('ZADD', KEYS[4], ARGV[4], ARGV[1])
+redis.call('SADD', KEYS[5], ARGV[5])
+if ARGV[11] ~= '' then redis.call('PUBLISH', ARGV[12], ARGV[11]) end
+local stale = {}
+if prev and prev ~= ARGV[1] then table.insert(stale, prev) end
+local limit = tonumber(ARGV[6])
+if limit >= 0 then
+  local over = redis.call('ZCARD', KEYS[3]) - limit
+  if over > 0 then
+    for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, over)) do
+      if over > 0 and id ~= ARGV[1] then
+        redis.call('ZREM', KEYS[3], id)
+        table.insert(stale, id)
+        over = over - 1
+      end
+    end
+  end
+end
+return stale
+"""
+# Count a hit only on an entry that still exists: a hit racing a delete must not write the hash back
+# (without its TTL). KEYS: entry, lru. ARGV: now, id.
+_TOUCH = """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('HINCRBY', KEYS[1], 'h', 1)
+  redis.call('HSET', KEYS[1], 'l', ARGV[1])
+  redis.call('ZADD', KEYS[2], 'XX', ARGV[1], ARGV[2])
+end
+return 0
+"""
+# The tenant leaves the tenant set only once its LRU set is empty (a put racing a flush keeps it).
+_FORGET_TENANT_IF_EMPTY = """
+if redis.call('ZCARD', KEYS[1]) == 0 then return redis.call('SREM', KEYS[2], ARGV[1]) end
+return 0
+"""
+
+
+_FIELDS = [b"d", b"v", b"h", b"l"]  # entry JSON, vector, hits and last hit counted since it was stored
 
 
 class RedisStore(CacheStore):
@@ -177,6 +236,9 @@ class RedisStore(CacheStore):
                 raise
             except _OUTAGE as exc:
                 self._failed(exc, "supervise")
+            except Exception as exc:  # noqa: BLE001 - whatever broke, the sync task must live and retry
+                log.error("cache.redis.sync_failed", error=repr(exc))
+                self._failed(exc, "supervise")
             finally:
                 if pubsub is not None:
                     try:
@@ -187,22 +249,27 @@ class RedisStore(CacheStore):
                 await asyncio.sleep(self.retry_interval)
 
     def _on_message(self, data: bytes) -> None:
+        """Apply another replica's change. A message this replica cannot read (another version, a
+        stray publisher) is logged and skipped: it must never stop the sync."""
         try:
             msg = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            return
-        if msg.get("o") == self.origin or self._listener is None:
-            return
-        tenant = msg.get("t", "")
-        op = msg.get("op")
-        if op == "insert":
-            records = [IndexRecord(r["id"], tenant, r["c"], np.frombuffer(bytes.fromhex(r["v"]), np.float32).copy(),
-                                   float(r["e"])) for r in msg.get("r", [])]
-            self._listener.apply(StoreEvent("insert", tenant, records=records))
-        elif op == "delete":
-            self._listener.apply(StoreEvent("delete", tenant, ids=list(msg.get("ids", []))))
-        elif op == "flush":
-            self._listener.apply(StoreEvent("flush", tenant))
+            if not isinstance(msg, dict) or msg.get("o") == self.origin or self._listener is None:
+                return
+            tenant = str(msg.get("t", ""))
+            op = msg.get("op")
+            if op == "insert":
+                records = [IndexRecord(r["id"], tenant, r["c"], np.frombuffer(bytes.fromhex(r["v"]), np.float32).copy(),
+                                       float(r["e"])) for r in msg.get("r", [])]
+                if not all(valid_entry_id(r.id) and r.vector.shape == (DIM,) for r in records):
+                    raise ValueError("insert with a bad entry id or vector")
+                self._listener.apply(StoreEvent("insert", tenant, records=records))
+            elif op == "delete":
+                ids = [str(i) for i in msg.get("ids", [])]
+                self._listener.apply(StoreEvent("delete", tenant, ids=[i for i in ids if valid_entry_id(i)]))
+            elif op == "flush":
+                self._listener.apply(StoreEvent("flush", tenant))
+        except Exception as exc:  # noqa: BLE001 - one bad message costs that message, not the sync
+            log.warning("cache.redis.bad_event", error=repr(exc), size=len(data))
 
     def _message(self, op: str, tenant: str, **fields: Any) -> bytes:
         return orjson.dumps({"o": self.origin, "op": op, "t": tenant, **fields})
@@ -217,6 +284,10 @@ class RedisStore(CacheStore):
         except _OUTAGE as exc:
             self._failed(exc, op)
             return default
+        except RedisError as exc:  # an error reply (e.g. OOM): this call failed, Redis is still there
+            self.last_error = f"{op}: {exc!r}"
+            log.warning("cache.redis.error_reply", op=op, error=repr(exc))
+            return default
 
     def _spawn(self, coro) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -230,51 +301,32 @@ class RedisStore(CacheStore):
             return False
         tenant = entry.tenant
         ttl_ms = max(1, int((entry.expires_at - time.time()) * 1000))
-        fields: dict[str, Any] = {
-            "d": orjson.dumps(entry.to_dict(with_vector=False)), "c": entry.context_key, "x": entry.exact_key,
-        }
+        vector = b"" if entry.vector is None else np.asarray(entry.vector, np.float32).tobytes()
+        message = b""
         if entry.vector is not None:
-            fields["v"] = np.asarray(entry.vector, np.float32).tobytes()
-        previous = await self._run("put", self._client.get(self._exact_key(tenant, entry.exact_key)), None)
-        if not self._connected():
+            record = {"id": entry.id, "c": entry.context_key, "e": entry.expires_at, "v": vector.hex()}
+            message = self._message("insert", tenant, r=[record])
+        keys = [self._entry_key(tenant, entry.id), self._exact_key(tenant, entry.exact_key), self._lru_key(tenant),
+                self._exp_key(tenant), self._tenants_key]
+        args = [entry.id, ttl_ms, repr(time.time()), repr(entry.expires_at), tenant,
+                -1 if max_entries is None else max_entries, orjson.dumps(entry.to_dict(with_vector=False)),
+                entry.context_key, entry.exact_key, vector, message, self.channel]
+        stale = await self._run("put", self._client.eval(_PUT, len(keys), *keys, *args), None)
+        if stale is None:
             return False
-        now = time.time()
-        pipe = self._client.pipeline(transaction=True)
-        ekey = self._entry_key(tenant, entry.id)
-        pipe.delete(ekey)
-        pipe.hset(ekey, mapping=fields)
-        pipe.pexpire(ekey, ttl_ms)
-        pipe.set(self._exact_key(tenant, entry.exact_key), entry.id, px=ttl_ms)
-        pipe.zadd(self._lru_key(tenant), {entry.id: now})
-        pipe.zadd(self._exp_key(tenant), {entry.id: entry.expires_at})
-        pipe.sadd(self._tenants_key, tenant)
-        if entry.vector is not None:
-            record = {"id": entry.id, "c": entry.context_key, "e": entry.expires_at,
-                      "v": np.asarray(entry.vector, np.float32).tobytes().hex()}
-            pipe.publish(self.channel, self._message("insert", tenant, r=[record]))
-        ok = await self._run("put", pipe.execute(), None)
-        if ok is None:
-            return False
-        stale = [previous.decode()] if previous and previous.decode() != entry.id else []
-        if max_entries is not None:
-            over = await self._run("put", self._client.zcard(self._lru_key(tenant)), 0) - max_entries
-            if over > 0:
-                popped = await self._run("put", self._client.zpopmin(self._lru_key(tenant), over), [])
-                stale += [member.decode() for member, _ in popped if member.decode() != entry.id]
-        if stale:
-            await self.delete(tenant, stale)
+        # Indexed before anything else is awaited, so a delete of this entry that another replica
+        # publishes from now on finds the vector to remove.
         if entry.vector is not None and self._listener is not None:
             self._listener.apply(StoreEvent("insert", tenant, records=[
                 IndexRecord(entry.id, tenant, entry.context_key, entry.vector, entry.expires_at)]))
+        if stale:
+            await self.delete(tenant, [i.decode() for i in stale])
         return True
 
     def _decode(self, tenant: str, raw: dict[bytes, bytes] | list | None) -> CacheEntry | None:
         if not raw:
             return None
-        if isinstance(raw, list):  # HMGET d v
-            data, vector = raw
-        else:
-            data, vector = raw.get(b"d"), raw.get(b"v")
+        data, vector, hits, last_hit = raw if isinstance(raw, list) else (raw.get(f) for f in _FIELDS)
         if data is None:
             return None
         entry = CacheEntry.from_dict(orjson.loads(data))
@@ -282,10 +334,13 @@ class RedisStore(CacheStore):
             return None
         if vector:
             entry.vector = np.frombuffer(vector, np.float32).copy()
+        if hits:  # counted by touch() next to the entry's JSON
+            entry.hits += int(hits)
+            entry.last_hit_at = float(last_hit) if last_hit else entry.last_hit_at
         return None if entry.expired() else entry
 
     async def get(self, tenant: str, entry_id: str) -> CacheEntry | None:
-        raw = await self._run("get", self._client.hmget(self._entry_key(tenant, entry_id), [b"d", b"v"]), None)
+        raw = await self._run("get", self._client.hmget(self._entry_key(tenant, entry_id), _FIELDS), None)
         return self._decode(tenant, raw)
 
     async def get_many(self, tenant: str, entry_ids: Sequence[str]) -> list[CacheEntry | None]:
@@ -293,7 +348,7 @@ class RedisStore(CacheStore):
             return []
         pipe = self._client.pipeline(transaction=False)
         for entry_id in entry_ids:
-            pipe.hmget(self._entry_key(tenant, entry_id), [b"d", b"v"])
+            pipe.hmget(self._entry_key(tenant, entry_id), _FIELDS)
         raws = await self._run("get", pipe.execute(), None)
         if raws is None:
             return [None] * len(entry_ids)
@@ -308,23 +363,12 @@ class RedisStore(CacheStore):
     def touch(self, tenant: str, entry_id: str) -> None:
         if not self._connected():
             return
+        keys = [self._entry_key(tenant, entry_id), self._lru_key(tenant)]
+        self._spawn(self._run("touch", self._client.eval(_TOUCH, 2, *keys, repr(time.time()), entry_id), None))
 
-        async def record() -> None:
-            key = self._entry_key(tenant, entry_id)
-            raw = await self._run("touch", self._client.hget(key, b"d"), None)
-            if not raw:
-                return
-            data = orjson.loads(raw)
-            data["hits"] = int(data.get("hits") or 0) + 1
-            data["last_hit_at"] = time.time()
-            pipe = self._client.pipeline(transaction=False)
-            pipe.hset(key, b"d", orjson.dumps(data))
-            pipe.zadd(self._lru_key(tenant), {entry_id: time.time()}, xx=True)
-            await self._run("touch", pipe.execute(), None)
-
-        self._spawn(record())
-
-    async def _delete_keys(self, tenant: str, entry_ids: Sequence[str]) -> int | None:
+    async def _delete_keys(self, tenant: str, entry_ids: Sequence[str], *, publish: bool = True) -> int | None:
+        """Delete entries' keys, in chunks; each chunk's delete event is published in the same
+        transaction, so no replica can miss a delete that happened."""
         removed = 0
         for start in range(0, len(entry_ids), self.batch):
             chunk = list(entry_ids[start:start + self.batch])
@@ -341,6 +385,8 @@ class RedisStore(CacheStore):
                     pipe.eval(_DELETE_IF_EQUAL, 1, self._exact_key(tenant, exact.decode()), entry_id)
             pipe.zrem(self._lru_key(tenant), *chunk)
             pipe.zrem(self._exp_key(tenant), *chunk)
+            if publish:
+                pipe.publish(self.channel, self._message("delete", tenant, ids=chunk))
             results = await self._run("delete", pipe.execute(), None)
             if results is None:
                 return None
@@ -354,7 +400,6 @@ class RedisStore(CacheStore):
         removed = await self._delete_keys(tenant, entry_ids)
         if removed is None:
             return 0
-        await self._run("delete", self._client.publish(self.channel, self._message("delete", tenant, ids=entry_ids)), 0)
         if self._listener is not None:
             self._listener.apply(StoreEvent("delete", tenant, ids=entry_ids))
         return removed
@@ -366,12 +411,13 @@ class RedisStore(CacheStore):
         if ids is None:
             return 0
         ids = [i.decode() for i in ids]
-        removed = await self._delete_keys(tenant, ids) if ids else 0
+        # Only what was read is deleted: an entry stored meanwhile keeps its place in the LRU and
+        # expiry sets (and the tenant its place in the tenant set), so it stays listed and evictable.
+        removed = await self._delete_keys(tenant, ids, publish=False) if ids else 0
         if removed is None:
             return 0
         pipe = self._client.pipeline(transaction=True)
-        pipe.delete(self._lru_key(tenant), self._exp_key(tenant))
-        pipe.srem(self._tenants_key, tenant)
+        pipe.eval(_FORGET_TENANT_IF_EMPTY, 2, self._lru_key(tenant), self._tenants_key, tenant)
         pipe.publish(self.channel, self._message("flush", tenant))
         if await self._run("flush", pipe.execute(), None) is None:
             return 0
@@ -379,14 +425,21 @@ class RedisStore(CacheStore):
             self._listener.apply(StoreEvent("flush", tenant))
         return removed
 
-    async def forget_expired(self, tenant: str, entry_ids: Sequence[str]) -> None:
-        # The hashes expired by TTL already; trim the bookkeeping sets (idempotent on every replica).
-        if not entry_ids or not self._connected():
+    async def forget_expired(self, tenant: str, entry_ids: Sequence[str] = ()) -> None:
+        # The hashes expired by TTL already; trim the bookkeeping sets of every expired id, those of
+        # entries without a vector too (idempotent on every replica).
+        if not self._connected():
             return
-        now = time.time()
+        expired = await self._run("forget_expired",
+                                  self._client.zrangebyscore(self._exp_key(tenant), "-inf", time.time()), None)
+        if expired is None:
+            return
+        ids = {i.decode() for i in expired} | set(entry_ids)
+        if not ids:
+            return
         pipe = self._client.pipeline(transaction=False)
-        pipe.zremrangebyscore(self._exp_key(tenant), "-inf", now)
-        pipe.zrem(self._lru_key(tenant), *entry_ids)
+        pipe.zrem(self._lru_key(tenant), *ids)
+        pipe.zrem(self._exp_key(tenant), *ids)
         await self._run("forget_expired", pipe.execute(), None)
 
     async def _live_ids(self, tenant: str) -> list[str]:
@@ -403,8 +456,17 @@ class RedisStore(CacheStore):
                         yield entry
 
     async def iter_records(self) -> AsyncIterator[IndexRecord]:
-        for tenant in await self.tenants():
-            ids = await self._live_ids(tenant)
+        """For a rebuild: a read that fails raises (a partial rebuild must never pass for a whole one);
+        a record no replica could index (an id FAISS cannot hold, a vector of the wrong size) is skipped."""
+        tenants = await self._run("rebuild", self._client.smembers(self._tenants_key), None)
+        if tenants is None:
+            raise ConnectionError("rebuild: the tenant set could not be read")
+        for tenant in sorted(t.decode() for t in tenants):
+            live = await self._run("rebuild", self._client.zrangebyscore(self._exp_key(tenant), time.time(), "+inf"),
+                                   None)
+            if live is None:
+                raise ConnectionError("rebuild: a tenant's entry ids could not be read")
+            ids = [i.decode() for i in live]
             for start in range(0, len(ids), self.batch):
                 chunk = ids[start:start + self.batch]
                 pipe = self._client.pipeline(transaction=False)
@@ -412,9 +474,9 @@ class RedisStore(CacheStore):
                     pipe.hmget(self._entry_key(tenant, entry_id), [b"c", b"v", b"d"])
                 rows = await self._run("rebuild", pipe.execute(), None)
                 if rows is None:
-                    return
+                    raise ConnectionError("rebuild: entries could not be read")
                 for entry_id, (context, vector, data) in zip(chunk, rows):
-                    if context is None or not vector or len(vector) != DIM * 4:
+                    if context is None or not vector or len(vector) != DIM * 4 or not valid_entry_id(entry_id):
                         continue
                     expires_at = orjson.loads(data)["expires_at"] if data else time.time()
                     yield IndexRecord(entry_id, tenant, context.decode(), np.frombuffer(vector, np.float32).copy(),

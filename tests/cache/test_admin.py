@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import time
+
 import orjson
 import pytest
+import structlog
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
@@ -11,6 +14,7 @@ from cache.admin import ADMIN_NAME, admin_routes
 from cache.service import CacheService
 from cache.stores.memory import MemoryStore
 from cache.stores.redis import RedisStore
+from policies.schema import CachePolicy
 from tests.cache.conftest import chat
 
 USAGE = {"prompt_tokens": 9, "completion_tokens": 3}
@@ -134,3 +138,91 @@ async def test_export_import_roundtrip_into_another_tenant(setup, policy):
     look = await service.lookup("warm", policy, "chat", chat("Which city is Australia's capital?"))
     assert look.result == "hit-semantic" and look.hit.entry.tenant == "warm"
     assert look.hit.entry.created_by == "ops-alice"
+
+
+async def _exported(client) -> list[dict]:
+    return [orjson.loads(line) for line in (await (await client.get("/admin/cache/acme/export")).read()).splitlines()]
+
+
+@pytest.mark.parametrize("field, value, named", [
+    ("usage", {"prompt_tokens": "lots"}, "usage.prompt_tokens"),  # would fail every hit it served
+    ("id", "zz", "id"),
+    ("id", "ffffffffffffffff", "id"),  # above 2^63: no FAISS id
+    ("endpoint", "embeddings", "endpoint"),
+    ("finish_reason", "tool_calls", "finish_reason"),  # never stored by the gateway: not replayable
+    ("vector", "AAAA", "vector"),
+    ("expires_at", None, "expires_at"),
+])
+async def test_import_refuses_a_bad_line_naming_the_field(setup, field, value, named, policy):
+    client, service, _ = setup
+    line = (await _exported(client))[0]
+    line[field] = value
+    error = await json(await client.post("/admin/cache/warm/import", data=orjson.dumps(line)), 400)
+    assert error["error"]["type"] == "invalid_request_error" and error["error"]["code"] == "invalid_import"
+    assert named in error["errors"][0]["error"] and named in error["error"]["message"]
+    assert [e async for e in service.entries("warm")] == []  # nothing stored for a refused line
+
+
+async def test_import_keeps_the_tenants_ttl_and_entry_bound(encoder, policy):
+    service = CacheService(MemoryStore(), encoder)
+    await service.start()
+    bounded = CachePolicy(threshold=0.65, ttl_seconds=60, max_entries=2)
+    app = web.Application(middlewares=[fake_admin_auth])
+    app.add_routes(admin_routes(service, lambda tenant: bounded if tenant == "warm" else None))
+    client = TestClient(TestServer(app))
+    await client.start_server()
+    try:
+        for question, answer in QUESTIONS.items():
+            await service.store("acme", policy, "chat", chat(question), None, answer, "stop", USAGE, "m")
+        lines = await _exported(client)
+        for line in lines:
+            line["expires_at"] = time.time() + 30 * 86400
+        body = b"\n".join(orjson.dumps(line) for line in lines)
+        assert (await json(await client.post("/admin/cache/warm/import", data=body)))["imported"] == 3
+        kept = [e async for e in service.entries("warm")]
+        assert len(kept) == 2 and all(e.expires_at <= time.time() + 60 for e in kept)
+    finally:
+        await client.close()
+        await service.aclose()
+
+
+@pytest.mark.parametrize("query", ["limit=%C2%B2", "limit=0", "q=capital&limit=0", "q=capital&min_similarity=nan",
+                                   "q=capital&min_similarity=7", "q=%20"])
+async def test_listing_parameters_are_checked(setup, query):
+    client, _, _ = setup
+    error = await json(await client.get(f"/admin/cache/acme/entries?{query}"), 400)
+    assert error["error"]["type"] == "invalid_request_error" and error["error"]["param"]
+
+
+class StoreThatFillsUp(MemoryStore):
+    """Refuses every put after the first `room` (as a store that went down mid-import does)."""
+
+    def __init__(self, room: int) -> None:
+        super().__init__()
+        self.room = room
+
+    async def put(self, entry, *, max_entries=None) -> bool:
+        self.room -= 1
+        return self.room >= 0 and await super().put(entry, max_entries=max_entries)
+
+
+async def test_an_import_cut_short_by_the_store_is_still_audited(encoder, policy):
+    source = CacheService(MemoryStore(), encoder)
+    await source.start()
+    for question, answer in QUESTIONS.items():
+        await source.store("acme", policy, "chat", chat(question), None, answer, "stop", USAGE, "m")
+    lines = [orjson.dumps(e.to_dict()) async for e in source.entries("acme")]
+    target = CacheService(StoreThatFillsUp(room=1), encoder)
+    await target.start()
+    client = await make_client(target)
+    try:
+        with structlog.testing.capture_logs() as logs:
+            error = await json(await client.post("/admin/cache/warm/import", data=b"\n".join(lines)), 503)
+        assert "line 2" in error["error"]["message"] and "1 entries were imported" in error["error"]["message"]
+        audit = [e for e in logs if e["event"] == "cache.admin.import"]
+        assert audit and audit[0]["admin"] == "ops-alice" and audit[0]["imported"] == 1
+        assert audit[0]["stopped_at_line"] == 2
+    finally:
+        await client.close()
+        await target.aclose()
+        await source.aclose()

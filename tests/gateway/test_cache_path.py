@@ -89,3 +89,49 @@ def test_nondeterministic_requests_bypass(gateway):
     raw = _client(gateway).chat.completions.with_raw_response.create(
         model="small", messages=[{"role": "user", "content": "hi"}], max_tokens=2, temperature=0.8)
     assert raw.headers["x-switchyard-cache"] == "bypass"
+
+
+def test_tool_calls_are_never_stored_as_an_empty_answer(gateway, upstream):
+    # With tool_choice naming the function, OpenAI answers the call with finish_reason "stop".
+    tools = [{"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}]
+    for stream in (False, True):
+        body = dict(model="small", messages=[{"role": "user", "content": f"Weather in Paris? {stream}"}],
+                    max_tokens=8, temperature=0, tools=tools, stream=stream,
+                    tool_choice={"type": "function", "function": {"name": "weather"}},
+                    extra_body={"mock": {"tool_call": "weather"}})
+        client = _client(gateway)
+        first = client.chat.completions.with_raw_response.create(**body)
+        assert first.headers["x-switchyard-cache"] == "miss"
+        time.sleep(1.0)  # a store, had there been one, lands after the answer
+        again = client.chat.completions.with_raw_response.create(**body)
+        assert again.headers["x-switchyard-cache"] == "miss"  # asked the upstream again, got the call
+        if stream:
+            calls = [c.choices[0].delta.tool_calls for c in again.parse() if c.choices and c.choices[0].delta.tool_calls]
+            assert calls and calls[0][0].function.name == "weather"
+        else:
+            assert again.parse().choices[0].message.tool_calls[0].function.name == "weather"
+
+
+def test_a_tenant_with_the_cache_off_is_told_bypass(workdir, upstream):
+    from tests.processes import gateway_config, start_gateway
+
+    config = gateway_config({"small": [upstream.url]}, globex={"cache": {"enabled": False}})
+    own = workdir / "cache-off"  # its own config file: the module's gateway watches the shared one
+    own.mkdir(exist_ok=True)
+    proc = start_gateway(own, config)
+    try:
+        raw = _client(proc, "globex").chat.completions.with_raw_response.create(
+            model="small", messages=[{"role": "user", "content": "hi"}], max_tokens=2, temperature=0)
+        assert raw.headers["x-switchyard-cache"] == "bypass"
+    finally:
+        proc.stop()
+
+
+def test_trailing_whitespace_of_a_completion_prompt_is_another_request(gateway):
+    client = _client(gateway)
+    call = lambda prompt: client.completions.with_raw_response.create(  # noqa: E731
+        model="small", prompt=prompt, max_tokens=3, temperature=0, echo=True)
+    _eventually_hit(lambda: call("The capital of France is"))
+    # A trailing space is tokenised, so it continues differently; with echo the answer repeats the prompt.
+    spaced = call("The capital of France is ")
+    assert spaced.headers["x-switchyard-cache"] == "miss"  # neither exact (as sent) nor semantic (echo)
