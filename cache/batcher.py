@@ -51,36 +51,45 @@ class MicroBatcher:
         assert self._queue is not None
         queue = self._queue
         loop = asyncio.get_running_loop()
-        while True:
-            batch = [await queue.get()]
-            if self._last_batch_size > 1 and self.max_wait_s > 0:
-                deadline = loop.time() + self.max_wait_s
-                while len(batch) < self.max_batch:
-                    remaining = deadline - loop.time()
-                    if remaining <= 0:
-                        break
-                    try:
-                        batch.append(await asyncio.wait_for(queue.get(), remaining))
-                    except TimeoutError:
-                        break
-            while len(batch) < self.max_batch and not queue.empty():
-                batch.append(queue.get_nowait())
-            live = [(text, fut) for text, fut in batch if not fut.cancelled()]
-            self._last_batch_size = len(live)
-            if not live:
-                continue
-            try:
-                vectors = await loop.run_in_executor(self._executor, self._fn, [text for text, _ in live])
-            except Exception as exc:  # the model failed: every waiter gets the error, the worker lives on
-                for _, fut in live:
+        live: list[tuple[str, asyncio.Future]] = []
+        try:
+            while True:
+                batch = [await queue.get()]
+                if self._last_batch_size > 1 and self.max_wait_s > 0:
+                    deadline = loop.time() + self.max_wait_s
+                    while len(batch) < self.max_batch:
+                        remaining = deadline - loop.time()
+                        if remaining <= 0:
+                            break
+                        try:
+                            batch.append(await asyncio.wait_for(queue.get(), remaining))
+                        except TimeoutError:
+                            break
+                while len(batch) < self.max_batch and not queue.empty():
+                    batch.append(queue.get_nowait())
+                live = [(text, fut) for text, fut in batch if not fut.cancelled()]
+                self._last_batch_size = len(live)
+                if not live:
+                    continue
+                try:
+                    vectors = await loop.run_in_executor(self._executor, self._fn, [text for text, _ in live])
+                    if len(vectors) != len(live):
+                        raise RuntimeError(f"the encoder returned {len(vectors)} vectors for {len(live)} texts")
+                except Exception as exc:  # the model failed: every waiter gets the error, the worker lives on
+                    _fail(live, exc)
+                    live = []
+                    continue
+                self.batches += 1
+                self.items += len(live)
+                for row, (_, fut) in enumerate(live):
                     if not fut.done():
-                        fut.set_exception(exc)
-                continue
-            self.batches += 1
-            self.items += len(live)
-            for row, (_, fut) in enumerate(live):
-                if not fut.done():
-                    fut.set_result(vectors[row])
+                        fut.set_result(vectors[row].copy())  # not a view: it would keep the whole batch alive
+                live = []
+        finally:  # stopped (aclose) or broken: no caller may wait for ever
+            stopped = RuntimeError("the encoder's batcher stopped")
+            _fail(live, stopped)
+            while not queue.empty():
+                _fail([queue.get_nowait()], stopped)
 
     async def aclose(self) -> None:
         if self._worker is not None:
@@ -93,3 +102,9 @@ class MicroBatcher:
             self._worker = None
         if self._own_executor:
             self._executor.shutdown(wait=False)
+
+
+def _fail(waiters: Sequence[tuple[str, asyncio.Future]], exc: BaseException) -> None:
+    for _, fut in waiters:
+        if not fut.done():
+            fut.set_exception(exc)

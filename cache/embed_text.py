@@ -56,16 +56,21 @@ def last_user_index(messages: list[dict[str, Any]]) -> int | None:
 def embedding_text(endpoint: str, body: dict[str, Any]) -> str:
     """The text to embed for this request: the last user turn (chat) or the prompt (completions).
     Empty string when there is none (e.g. a prompt given as token ids)."""
+    return _raw_text(endpoint, body).strip()
+
+
+def _raw_text(endpoint: str, body: dict[str, Any]) -> str:
+    """The embedded turn as sent, surrounding whitespace included."""
     if endpoint == "chat":
         messages = body.get("messages") or []
         i = last_user_index(messages)
         if i is None:
             return ""
-        return (content_text(messages[i].get("content")) or "").strip()
+        return content_text(messages[i].get("content")) or ""
     prompt = body.get("prompt")
     if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str):
         prompt = prompt[0]
-    return prompt.strip() if isinstance(prompt, str) else ""
+    return prompt if isinstance(prompt, str) else ""
 
 
 def semantic_eligible(endpoint: str, body: dict[str, Any]) -> bool:
@@ -84,15 +89,22 @@ def semantic_eligible(endpoint: str, body: dict[str, Any]) -> bool:
 
 
 def conversation_digest(endpoint: str, body: dict[str, Any]) -> str:
-    """SHA-256 over everything of the conversation except the embedded turn: system prompts, earlier
-    turns, and any messages after the last user turn (tool results, assistant prefill)."""
+    """SHA-256 over everything of the conversation except the embedded turn's words: system prompts,
+    earlier turns, any messages after the last user turn (tool results, assistant prefill), and the
+    whitespace around the embedded text, which the embedding drops but the model reads ("The capital of
+    France is " continues differently from "… is")."""
+    edges = _edges(_raw_text(endpoint, body))
     if endpoint != "chat":
-        return hashlib.sha256(b"completions").hexdigest()
+        return hashlib.sha256(orjson.dumps({"completions": edges})).hexdigest()
     messages = list(body.get("messages") or [])
     i = last_user_index(messages)
     context = [m for j, m in enumerate(messages) if j != i]
     last_user_extra = {}
     if i is not None:  # a named user, or attached fields on the turn, are part of the setting
         last_user_extra = {k: v for k, v in messages[i].items() if k not in ("content", "role")}
-    payload = orjson.dumps({"context": context, "turn": last_user_extra}, option=orjson.OPT_SORT_KEYS)
+    payload = orjson.dumps({"context": context, "turn": last_user_extra, "edges": edges}, option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(payload).hexdigest()
+
+
+def _edges(text: str) -> list[str]:
+    return [text[:len(text) - len(text.lstrip())], text[len(text.rstrip()):]]

@@ -48,7 +48,7 @@ def nlist_for(n: int) -> int:
     At most N/39 (k-means wants ≥ 39 points per centroid): 4k → 64, 10k → 128."""
     lists = 2 ** round(math.log2(2 * math.sqrt(max(n, 1))))
     cap = 2 ** int(math.log2(max(n // 39, 1)))
-    return int(min(65536, max(16, min(lists, cap))))
+    return int(min(65536, max(16, min(lists, cap)), max(n, 1)))  # never more lists than points to train
 
 
 def nprobe_for(n: int, nlist: int, nprobe: int) -> int:

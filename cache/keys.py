@@ -19,7 +19,7 @@ import orjson
 
 from cache.embed_text import conversation_digest, content_text, last_user_index
 
-KEY_VERSION = 1
+KEY_VERSION = 2  # 2: text keyed as sent (whitespace kept), edges in the context, scope
 # Parameters that do not change the answer. Everything else is part of the key.
 IGNORED_PARAMS = frozenset({
     "stream", "stream_options", "user", "metadata", "store", "service_tier", "safety_identifier",
@@ -34,6 +34,9 @@ DEFAULTS: dict[str, Any] = {
 FLOAT_PARAMS = frozenset({"temperature", "top_p", "presence_penalty", "frequency_penalty"})
 
 
+_NO_DEFAULT = object()
+
+
 def _normal_params(body: dict[str, Any]) -> dict[str, Any]:
     params: dict[str, Any] = {}
     for name, value in body.items():
@@ -45,7 +48,8 @@ def _normal_params(body: dict[str, Any]) -> dict[str, Any]:
             value = [value]
         if name == "max_completion_tokens":
             name = "max_tokens"  # the two spellings of one limit
-        if DEFAULTS.get(name, object()) == value:
+        default = DEFAULTS.get(name, _NO_DEFAULT)
+        if type(default) is type(value) and default == value:  # `logprobs: 0` is not `False`
             continue
         params[name] = value
     return params
@@ -63,11 +67,14 @@ def _digest(payload: dict[str, Any]) -> str:
     return hashlib.sha256(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
-def request_digest(endpoint: str, body: dict[str, Any]) -> str:
-    """Tenant-free digest of everything that decides the answer (the exact layer's identity)."""
+def request_digest(endpoint: str, body: dict[str, Any], scope: str = "") -> str:
+    """Tenant-free digest of everything that decides the answer (the exact layer's identity). `scope`
+    names what else does: the gateway passes a digest of the tenant's budgets and route (`gateway.caching`)."""
     payload: dict[str, Any] = {
         "v": KEY_VERSION, "endpoint": endpoint, "model": str(body.get("model", "")), "params": _normal_params(body),
     }
+    if scope:
+        payload["scope"] = scope
     if endpoint == "chat":
         payload["messages"] = [_normal_message(m) if isinstance(m, dict) else m
                                for m in body.get("messages") or []]
@@ -79,12 +86,15 @@ def request_digest(endpoint: str, body: dict[str, Any]) -> str:
     return _digest(payload)
 
 
-def context_digest(endpoint: str, body: dict[str, Any]) -> str:
+def context_digest(endpoint: str, body: dict[str, Any], scope: str = "") -> str:
     """Tenant-free digest of the request minus the embedded turn's text (the semantic namespace)."""
-    return _digest({
+    payload = {
         "v": KEY_VERSION, "endpoint": endpoint, "model": str(body.get("model", "")), "params": _normal_params(body),
         "conversation": conversation_digest(endpoint, body),
-    })
+    }
+    if scope:
+        payload["scope"] = scope
+    return _digest(payload)
 
 
 def scoped(tenant_id: str, digest: str) -> str:
@@ -92,12 +102,12 @@ def scoped(tenant_id: str, digest: str) -> str:
     return _digest({"tenant": tenant_id, "digest": digest})
 
 
-def exact_key(tenant_id: str, endpoint: str, body: dict[str, Any]) -> str:
-    return scoped(tenant_id, request_digest(endpoint, body))
+def exact_key(tenant_id: str, endpoint: str, body: dict[str, Any], scope: str = "") -> str:
+    return scoped(tenant_id, request_digest(endpoint, body, scope))
 
 
-def context_key(tenant_id: str, endpoint: str, body: dict[str, Any]) -> str:
-    return scoped(tenant_id, context_digest(endpoint, body))
+def context_key(tenant_id: str, endpoint: str, body: dict[str, Any], scope: str = "") -> str:
+    return scoped(tenant_id, context_digest(endpoint, body, scope))
 
 
 def is_deterministic(body: dict[str, Any]) -> bool:
@@ -115,8 +125,9 @@ def uncacheable_reason(endpoint: str, body: dict[str, Any], *, only_deterministi
         return "n>1"
     if body.get("best_of") not in (None, 1):
         return "best_of>1"
-    if body.get("logprobs") or body.get("top_logprobs"):
-        return "logprobs"  # not stored, so cannot be served
+    logprobs = body.get("logprobs")
+    if not (logprobs is None or logprobs is False) or body.get("top_logprobs"):  # `0 in (False,)` is True
+        return "logprobs"  # not stored, so cannot be served (`logprobs: 0` asks for them too)
     if endpoint == "chat":
         messages = body.get("messages")
         if not isinstance(messages, list) or last_user_index(messages) is None:

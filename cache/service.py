@@ -26,7 +26,7 @@ import structlog
 from cache import guard as near_miss
 from cache import keys, synonyms
 from cache.embed_text import SEMANTIC_MAX_CHARS, embedding_text, semantic_eligible
-from cache.entry import CacheEntry, CacheHit, CacheLookup, entry_id_of, faiss_id, new_entry_id
+from cache.entry import DIM, CacheEntry, CacheHit, CacheLookup, entry_id_of, faiss_id, new_entry_id
 from cache.importing import BadImportLine, entry_from_line
 from cache.index import VectorIndex
 from cache.metrics import ENTRIES, GUARD_REJECTIONS, LOOKUP_SECONDS, LOOKUPS, REDIS_UP, STORES, TenantStats
@@ -38,6 +38,9 @@ log = structlog.get_logger("switchyard.cache")
 
 STORABLE_FINISH_REASONS = frozenset({"stop", "length"})  # tool calls and filtered answers are not replayable
 CANDIDATES = 4  # nearest neighbours checked per semantic lookup (the first that passes is served)
+# Scores of one vector against itself land within ~1e-7 (flat) or ~1e-4 (fp16 IVF codes) of 1.0: without
+# this slack a threshold of 1.0 ("only the same text") would hit or miss by rounding.
+SCORE_SLACK = 1e-4
 
 Embedding = np.ndarray | Callable[[], Awaitable[np.ndarray | None]] | None
 """The request vector, or an async function that computes it: `lookup` calls it only when the semantic
@@ -59,6 +62,7 @@ class CacheService:
         # (tenant, context key) → index; tenant → {entry id → (context key, expires_at)}
         self._indexes: dict[tuple[str, str], VectorIndex] = {}
         self._meta: dict[str, dict[str, tuple[str, float]]] = {}
+        self._gauged: set[str] = set()  # tenants whose entries gauge is set
         self._threshold_overrides: dict[str, float] = {}
         self._stats: dict[str, TenantStats] = {}
         self._buffer: list[StoreEvent] | None = None  # events that arrive during a resync
@@ -143,9 +147,14 @@ class CacheService:
             for entry_id in event.ids:
                 known = tenant_meta.pop(entry_id, None)
                 if known is not None:
-                    index = indexes.get((tenant, known[0]))
+                    key = (tenant, known[0])
+                    index = indexes.get(key)
                     if index is not None:
                         index.remove([faiss_id(entry_id)])
+                        if not len(index) and not index.rebuilding:  # namespaces come and go with conversations
+                            del indexes[key]
+            if not tenant_meta:
+                meta.pop(tenant, None)
         elif event.op == "flush":
             meta.pop(tenant, None)
             for key in [k for k in indexes if k[0] == tenant]:
@@ -246,17 +255,19 @@ class CacheService:
         return look
 
     async def lookup(self, tenant_id: str, policy: CachePolicy, endpoint: str, body: dict,
-                     embedding: Embedding = None) -> CacheLookup:
+                     embedding: Embedding = None, *, scope: str = "", bypass: str | None = None) -> CacheLookup:
         """Exact, then semantic. Never raises for a store outage (→ bypass). `embedding` is the request
         vector from the encode step, or a function computing it, called only after an exact miss when
-        the namespace has entries to search; without it the service encodes the text itself."""
+        the namespace has entries to search; without it the service encodes the text itself. `scope`:
+        what else decides the answer (`keys.request_digest`); `bypass`: a reason the caller has to
+        skip the cache (counted and reported like the service's own)."""
         started = time.perf_counter()
-        reason = self.bypass_reason(policy, body, endpoint)
+        reason = bypass or self.bypass_reason(policy, body, endpoint)
         if reason is None and not self.storage.healthy:
             reason = "store unavailable"
         if reason is not None:
             return self._record(tenant_id, CacheLookup("bypass", reason=reason), started)
-        exact_key = keys.exact_key(tenant_id, endpoint, body)
+        exact_key = keys.exact_key(tenant_id, endpoint, body, scope)
         entry = await self.storage.get_exact(tenant_id, exact_key)
         # The entry must be this request's, not merely what the pointer names (an id re-used by an import)
         if entry is not None and entry.tenant == tenant_id and entry.exact_key == exact_key:
@@ -264,7 +275,7 @@ class CacheService:
             return self._record(tenant_id, CacheLookup("hit-exact", CacheHit("exact", 1.0, entry)), started)
         refused: str | None = None
         if policy.semantic and semantic_eligible(endpoint, body):
-            context = keys.context_key(tenant_id, endpoint, body)
+            context = keys.context_key(tenant_id, endpoint, body, scope)
             index = self._indexes.get((tenant_id, context))
             if index is not None and len(index):
                 text = embedding_text(endpoint, body)
@@ -285,10 +296,18 @@ class CacheService:
         encoder's. An encoder that fails costs the semantic layer for this request, never the request."""
         try:
             if callable(embedding):
-                return await embedding()
-            if embedding is None and self.encoder is not None:
-                return await self.encoder.embed(text)
-            return embedding
+                vector = await embedding()
+            elif embedding is None and self.encoder is not None:
+                vector = await self.encoder.embed(text)
+            else:
+                vector = embedding
+            if vector is None:
+                return None
+            vector = np.asarray(vector, np.float32).reshape(-1)
+            if vector.shape != (DIM,) or not np.isfinite(vector).all():
+                raise ValueError(f"a vector of {vector.size} values (finite: {bool(np.isfinite(vector).all())}), "
+                                 f"expected {DIM} finite values")
+            return vector
         except Exception as exc:  # noqa: BLE001 - the exact layer and the upstream still answer
             log.error("cache.encode_failed", tenant=tenant_id, error=type(exc).__name__, detail=str(exc)[:200])
             return None
@@ -299,7 +318,7 @@ class CacheService:
         verify = self.verifier
         if verify is near_miss.verify and not policy.learned_verifier:
             verify = near_miss.verify_rules  # a tenant may turn the learned stage off
-        candidates = [(i, s) for i, s in index.search(vector, CANDIDATES) if s >= threshold]
+        candidates = [(i, s) for i, s in index.search(vector, CANDIDATES) if s >= threshold - SCORE_SLACK]
         if not candidates:
             return None, None
         entries = await self.storage.get_many(tenant_id, [entry_id_of(i) for i, _ in candidates])
@@ -323,7 +342,7 @@ class CacheService:
 
     async def store(self, tenant_id: str, policy: CachePolicy, endpoint: str, body: dict,
                     embedding: Embedding, response_text: str, finish_reason: str,
-                    usage: dict[str, int] | None, model: str) -> str | None:
+                    usage: dict[str, int] | None, model: str, *, scope: str = "") -> str | None:
         """Store a complete, successful answer. Returns the entry id, or None if not stored (policy,
         finish reason, or store outage). Call only after the whole answer reached the client.
         `embedding` as for `lookup`: the vector, a function computing it, or None (the service encodes)."""
@@ -336,8 +355,8 @@ class CacheService:
         if semantic_eligible(endpoint, body):  # without a vector the entry still serves exact hits
             vector = await self._vector(tenant_id, text, embedding)
         now = time.time()
-        request_digest = keys.request_digest(endpoint, body)
-        context_digest = keys.context_digest(endpoint, body)
+        request_digest = keys.request_digest(endpoint, body, scope)
+        context_digest = keys.context_digest(endpoint, body, scope)
         entry = CacheEntry(
             id=new_entry_id(), tenant=tenant_id, endpoint=endpoint, request_model=str(body.get("model", "")),
             model=model, exact_key=keys.scoped(tenant_id, request_digest),
@@ -430,8 +449,12 @@ class CacheService:
             try:
                 if self.storage.name == "redis":
                     REDIS_UP.set(1 if self.storage.healthy else 0)
+                gauged = set(self._meta)
+                for tenant in self._gauged - gauged:  # flushed or emptied since the last tick
+                    ENTRIES.labels(tenant).set(0)
                 for tenant, meta in list(self._meta.items()):
                     ENTRIES.labels(tenant).set(len(meta))
+                self._gauged = gauged
                 if time.monotonic() - last_sweep >= self.sweep_interval:
                     last_sweep = time.monotonic()
                     await self.sweep_expired()

@@ -8,6 +8,7 @@ response is never stored.
 
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -16,6 +17,7 @@ from aiohttp import web
 from cache.render import render_body, render_events, sse_bytes
 from gateway.context import RequestContext
 from gateway.understand import embed
+from policies.routing import looks_like_refusal
 
 if TYPE_CHECKING:
     from gateway.state import GatewayState
@@ -32,16 +34,44 @@ def request_vector(state: GatewayState, ctx: RequestContext):
     return vector
 
 
-async def lookup(state: GatewayState, ctx: RequestContext) -> Any:
-    """The cache's verdict for this request (a bypass too: policy off, not deterministic, ... is counted
-    and named in the header), or None when the gateway runs without a cache."""
+_SCOPES: dict[tuple[int, str, str], tuple[Any, str]] = {}
+
+
+def answer_scope(ctx: RequestContext) -> str:
+    """A digest of what, besides the request, decides its answer: the tenant's budgets (output clamp,
+    compression), routing and guardrails, and the model's route and pool. Part of every cache key, so
+    an entry made under one policy is never served after a reload changes it. Memoised per runtime."""
+    runtime, tenant = ctx.runtime, ctx.tenant
+    assert tenant is not None
+    memo = (id(runtime), ctx.tenant_id, ctx.public_model)
+    found = _SCOPES.get(memo)
+    if found is not None and found[0] is runtime:
+        return found[1]
+    route = runtime.config.models.get(ctx.public_model)
+    pool = runtime.config.pools.get(route.pool) if route is not None else None
+    parts = {name: part.model_dump(mode="json") if part is not None else None
+             for name, part in (("budgets", tenant.budgets), ("routing", tenant.routing),
+                                ("guardrails", tenant.guardrails), ("route", route), ("pool", pool))}
+    digest = hashlib.sha256(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)).hexdigest()[:32]
+    if len(_SCOPES) > 4096:  # runtimes of old reloads
+        _SCOPES.clear()
+    _SCOPES[memo] = (runtime, digest)  # holds the runtime, so its id cannot be reused while memoised
+    return digest
+
+
+async def lookup(state: GatewayState, ctx: RequestContext, *, route_override: bool = False) -> Any:
+    """The cache's verdict for this request (a bypass too: policy off, not deterministic, a routing
+    override, ... is counted and named in the header), or None when the gateway runs without a cache."""
     service = state.cache
     tenant = ctx.tenant
     assert tenant is not None
     if service is None:
         return None
+    # A request that picks its own pool (x-switchyard-route) is answered by that pool: it neither takes
+    # a hit made elsewhere (nor skips the header's permission check) nor leaves one for others.
     look = await service.lookup(ctx.tenant_id, tenant.cache, ctx.endpoint, ctx.body,
-                                request_vector(state, ctx) if tenant.cache.semantic else None)
+                                request_vector(state, ctx) if tenant.cache.semantic else None,
+                                scope=answer_scope(ctx), bypass="route override" if route_override else None)
     ctx.cache_result = look.result
     ctx.response_headers.update(look.headers)
     return look
@@ -59,7 +89,8 @@ async def respond_hit(request: web.Request, ctx: RequestContext, hit: Any) -> we
         return web.Response(body=render_body(hit, ctx.endpoint, model=model), content_type="application/json",
                             headers=ctx.response_headers)
     out = web.StreamResponse(headers={"Content-Type": "text/event-stream; charset=utf-8",
-                                      "Cache-Control": "no-cache", **ctx.response_headers})
+                                      "Cache-Control": "no-cache", "X-Accel-Buffering": "no",
+                                      **ctx.response_headers})
     await out.prepare(request)
     events = render_events(hit, ctx.endpoint, model=model, include_usage=ctx.include_usage)
     ctx.ttft = ctx.elapsed()
@@ -70,8 +101,9 @@ async def respond_hit(request: web.Request, ctx: RequestContext, hit: Any) -> we
 
 
 # Parts of an answer that a cached text cannot replay: an answer that has any is not stored (a tool call
-# can come with finish_reason "stop" when tool_choice names the function).
-UNREPLAYABLE = ("tool_calls", "function_call", "refusal", "audio")
+# can come with finish_reason "stop" when tool_choice names the function; vLLM's reasoning models send
+# their reasoning next to the content).
+UNREPLAYABLE = ("tool_calls", "function_call", "refusal", "audio", "reasoning_content", "reasoning")
 
 
 def _replayable(message: dict) -> bool:
@@ -144,9 +176,14 @@ def answer_of(body: dict | None) -> tuple[str, str, str] | None:
 async def store(state: GatewayState, ctx: RequestContext, text: str, finish_reason: str, model: str) -> None:
     tenant = ctx.tenant
     assert tenant is not None and state.cache is not None
+    if ctx.refusal_escalates and looks_like_refusal(text):
+        # A streamed refusal reached its client (a stream cannot escalate), but the same request made
+        # without streaming would have gone to the next pool: it must not find this answer cached.
+        return
     usage = {"prompt_tokens": ctx.usage_prompt_tokens or ctx.prompt_tokens or 0,
              "completion_tokens": ctx.completion_tokens}
     entry_id = await state.cache.store(ctx.tenant_id, tenant.cache, ctx.endpoint, ctx.request_body,
-                                       request_vector(state, ctx), text, finish_reason, usage, model)
+                                       request_vector(state, ctx), text, finish_reason, usage, model,
+                                       scope=answer_scope(ctx))
     if entry_id is not None:
         ctx.log_fields["cache_stored"] = entry_id

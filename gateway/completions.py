@@ -28,7 +28,7 @@ from gateway.understand import classify, needs_class, route
 from gateway.validate import include_usage, parse_json, validate
 from policies.budget import evaluate_async
 from policies.ratelimit import RateDecision
-from policies.routing import looks_like_refusal
+from policies.routing import ROUTE_HEADER, looks_like_refusal
 from policies.schema import Tenant
 from policies.tokens import count_request
 
@@ -131,7 +131,7 @@ async def _pipeline(request: web.Request, state: GatewayState, ctx: RequestConte
     ctx.stream = bool(body.get("stream"))
     ctx.include_usage = include_usage(body)
     ctx.pool = resolve_model(ctx, tenant, ctx.public_model)
-    look = await caching.lookup(state, ctx)
+    look = await caching.lookup(state, ctx, route_override=ROUTE_HEADER in request.headers)
     if look is not None:
         if look.hit is not None:
             return await caching.respond_hit(request, ctx, look.hit)
@@ -175,6 +175,7 @@ async def _generate(request: web.Request, state: GatewayState, ctx: RequestConte
     for i, pool_name in enumerate(pools):
         last = i == len(pools) - 1
         ctx.pool = pool_name
+        ctx.refusal_escalates = not last
         body = ctx.body
         served = _served_name(ctx, pool_name)
         if body.get("model") != served:

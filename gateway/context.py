@@ -45,6 +45,8 @@ class RequestContext:
     cache_result: str = "bypass"  # hit-exact | hit-semantic | miss | bypass
     cache_store: bool = False
     """A cacheable miss: store the answer once it completes cleanly."""
+    refusal_escalates: bool = False
+    """The pool answering is not the route's last: a refusal from it would escalate (unless streamed)."""
     task_class: str | None = None
     class_confidence: float | None = None
     pool: str | None = None

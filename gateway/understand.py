@@ -79,7 +79,8 @@ async def embed(state: GatewayState, ctx: RequestContext) -> None:
         return
     from cache.embed_text import embedding_text
 
-    text = embedding_text(ctx.endpoint, ctx.body)
+    # The client's words: compression may have rewritten ctx.body by the time a store asks for the vector
+    text = embedding_text(ctx.endpoint, ctx.request_body or ctx.body)
     if not text or not await state.models.ready():
         return
     ctx.prompt_text = text

@@ -5,9 +5,9 @@ Run: `python -m tests.mock_upstream --port 9000 [--fail 503] [--model NAME]`.
 The answer is deterministic: `n_tokens` words `w0 w1 ...` (default 8), cut at the first stop sequence.
 A request can steer it with an extra body field the gateway passes through:
   "mock": {"tokens": N, "first_delay_ms": X, "token_delay_ms": Y, "die_after": K, "hang": true,
-           "status": 500, "error_after": K, "tool_call": "fn"}
+           "status": 500, "error_after": K, "tool_call": "fn", "refuse_as": "small"}
 ("tool_call": the answer is a call of that function, with finish_reason "stop", as OpenAI answers when
-`tool_choice` names the function.)
+`tool_choice` names the function; "refuse_as": requests for that model name are answered with a refusal.)
 `GET /_stats` reports requests seen, streams completed and streams cancelled by the client, so tests
 can prove a disconnect reached the upstream.
 """
@@ -68,6 +68,8 @@ async def completions(request: web.Request) -> web.StreamResponse:
     n = int(mock.get("tokens", body.get("max_tokens") or body.get("max_completion_tokens") or 8))
     n = min(n, int(body.get("max_tokens") or body.get("max_completion_tokens") or n))
     words, finish = _cut(_words(n), body.get("stop"))
+    if mock.get("refuse_as") is not None and mock["refuse_as"] == body.get("model"):
+        words, finish = ["I'm sorry, ", "but I can't ", "help with that."], "stop"
     if len(words) == n and finish == "stop":
         finish = "length"
     model = request.app["model"] or body["model"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
@@ -22,6 +23,7 @@ class MemoryStore(CacheStore):
         self._exact: dict[tuple[str, str], str] = {}
         self._bytes: dict[str, int] = {}
         self._total_bytes = 0
+        self._expiry: list[tuple[float, str, str]] = []  # heap of (expires_at, tenant, id); stale items allowed
         self._listener: StoreListener | None = None
 
     async def start(self, listener: StoreListener) -> None:
@@ -54,10 +56,13 @@ class MemoryStore(CacheStore):
         if previous is not None and previous != entry.id:  # the same request answered again: replace
             self._drop(tenant, previous)
             evicted.setdefault(tenant, []).append(previous)
-        self._drop(tenant, entry.id)
+        replaced = self._drop(tenant, entry.id)
+        if replaced is not None and replaced.vector is not None and entry.vector is None:
+            evicted.setdefault(tenant, []).append(entry.id)  # its old vector leaves the index
         self._entries[(tenant, entry.id)] = entry
         self._tenant_order.setdefault(tenant, OrderedDict())[entry.id] = None
         self._exact[(tenant, entry.exact_key)] = entry.id
+        heapq.heappush(self._expiry, (entry.expires_at, tenant, entry.id))
         size = entry.size_bytes()
         self._bytes[tenant] = self._bytes.get(tenant, 0) + size
         self._total_bytes += size
@@ -118,12 +123,18 @@ class MemoryStore(CacheStore):
         return len(ids)
 
     async def forget_expired(self, tenant: str, entry_ids: Sequence[str] = ()) -> None:
-        # Every expired entry of the tenant, those without a vector (which no index lists) too.
+        # Every expired entry, those without a vector (which no index lists) too, and of every tenant
+        # (all are past their TTL): popped from a heap of expiry times, so a sweep costs what expired.
         now = time.time()
-        for entry_id in list(self._tenant_order.get(tenant, ())):
-            entry = self._entries.get((tenant, entry_id))
+        heap = self._expiry
+        while heap and heap[0][0] <= now:
+            _, owner, entry_id = heapq.heappop(heap)
+            entry = self._entries.get((owner, entry_id))
             if entry is not None and entry.expired(now):
-                self._drop(tenant, entry_id)
+                self._drop(owner, entry_id)
+        if len(heap) > 2 * len(self._entries) + 1024:  # replaced and deleted entries left stale items
+            self._expiry = [(e.expires_at, owner, i) for (owner, i), e in self._entries.items()]
+            heapq.heapify(self._expiry)
 
     async def iter_entries(self, tenant: str | None = None) -> AsyncIterator[CacheEntry]:
         now = time.time()

@@ -6,9 +6,10 @@ Layout (tenant ids are hex-encoded in keys, so no tenant's key can match another
   {p}:t:{tenant}:lru      zset  id → last use (LRU eviction order)
   {p}:t:{tenant}:exp      zset  id → expiry time (rebuilds skip expired ids; sweeps trim it)
   {p}:tenants             set   tenant ids (plain)
-  {p}:events              channel  {"o": origin, "op": insert|delete|flush, "t": tenant, ...}
+  {p}:events              channel  {"o": origin, "op": insert|delete, "t": tenant, ...} (a flush publishes
+                                   the deletes of what it removed; "flush" from older replicas is applied)
 
-Every replica subscribes to the channel, applies other replicas' inserts, deletes and flushes to its
+Every replica subscribes to the channel, applies other replicas' inserts and deletes to its
 own FAISS index, and rebuilds its index from Redis at start and after every reconnect (pub/sub does
 not replay what was missed while disconnected, so a reconnect always resyncs).
 
@@ -47,14 +48,15 @@ return 0
 """
 # Store one entry and make room, atomically: two puts racing cannot evict each other's new entry or
 # leave the LRU set above its bound. KEYS: entry, exact pointer, lru, exp, tenants. ARGV: id, ttl ms,
-# now, expires_at, tenant, max entries (-1: none), d, c, x, v ('' : none), insert message ('' : none),
-# channel. Returns the ids to delete: the entry the exact key pointed to before, and the LRU's oldest.
+# now, expires_at, tenant, max entries (-1: none), d, c, x, v ('' : none), event (insert with a vector;
+# else a delete, published only if the id held an entry whose vector replicas may index), channel.
+# Returns {1 if the id held an entry, the ids to delete: the exact key's previous entry, the LRU's oldest}.
 # Its first write is a SET, which Redis refuses under maxmemory: a full Redis fails the put cleanly
 # (a script whose first write is allowed, like DEL, may go on writing past the limit).
 _PUT = """
 local prev = redis.call('GET', KEYS[2])
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
-redis.call('DEL', KEYS[1])
+local existed = redis.call('DEL', KEYS[1])
 if ARGV[10] ~= '' then
   redis.call('HSET', KEYS[1], 'd', ARGV[7], 'c', ARGV[8], 'x', ARGV[9], 'v', ARGV[10])
 else
@@ -64,7 +66,7 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
 redis.call('ZADD', KEYS[4], ARGV[4], ARGV[1])
 redis.call('SADD', KEYS[5], ARGV[5])
-if ARGV[11] ~= '' then redis.call('PUBLISH', ARGV[12], ARGV[11]) end
+if ARGV[10] ~= '' or existed == 1 then redis.call('PUBLISH', ARGV[12], ARGV[11]) end
 local stale = {}
 if prev and prev ~= ARGV[1] then table.insert(stale, prev) end
 local limit = tonumber(ARGV[6])
@@ -80,7 +82,7 @@ if limit >= 0 then
     end
   end
 end
-return stale
+return {existed, stale}
 """
 # Count a hit only on an entry that still exists: a hit racing a delete must not write the hash back
 # (without its TTL). KEYS: entry, lru. ARGV: now, id.
@@ -302,23 +304,28 @@ class RedisStore(CacheStore):
         tenant = entry.tenant
         ttl_ms = max(1, int((entry.expires_at - time.time()) * 1000))
         vector = b"" if entry.vector is None else np.asarray(entry.vector, np.float32).tobytes()
-        message = b""
         if entry.vector is not None:
             record = {"id": entry.id, "c": entry.context_key, "e": entry.expires_at, "v": vector.hex()}
             message = self._message("insert", tenant, r=[record])
+        else:  # replacing an entry (an import re-using its id) must take the old vector out of every index
+            message = self._message("delete", tenant, ids=[entry.id])
         keys = [self._entry_key(tenant, entry.id), self._exact_key(tenant, entry.exact_key), self._lru_key(tenant),
                 self._exp_key(tenant), self._tenants_key]
         args = [entry.id, ttl_ms, repr(time.time()), repr(entry.expires_at), tenant,
                 -1 if max_entries is None else max_entries, orjson.dumps(entry.to_dict(with_vector=False)),
                 entry.context_key, entry.exact_key, vector, message, self.channel]
-        stale = await self._run("put", self._client.eval(_PUT, len(keys), *keys, *args), None)
-        if stale is None:
+        result = await self._run("put", self._client.eval(_PUT, len(keys), *keys, *args), None)
+        if result is None:
             return False
+        existed, stale = result
         # Indexed before anything else is awaited, so a delete of this entry that another replica
         # publishes from now on finds the vector to remove.
-        if entry.vector is not None and self._listener is not None:
-            self._listener.apply(StoreEvent("insert", tenant, records=[
-                IndexRecord(entry.id, tenant, entry.context_key, entry.vector, entry.expires_at)]))
+        if self._listener is not None:
+            if entry.vector is not None:
+                self._listener.apply(StoreEvent("insert", tenant, records=[
+                    IndexRecord(entry.id, tenant, entry.context_key, entry.vector, entry.expires_at)]))
+            elif existed:
+                self._listener.apply(StoreEvent("delete", tenant, ids=[entry.id]))
         if stale:
             await self.delete(tenant, [i.decode() for i in stale])
         return True
@@ -366,7 +373,7 @@ class RedisStore(CacheStore):
         keys = [self._entry_key(tenant, entry_id), self._lru_key(tenant)]
         self._spawn(self._run("touch", self._client.eval(_TOUCH, 2, *keys, repr(time.time()), entry_id), None))
 
-    async def _delete_keys(self, tenant: str, entry_ids: Sequence[str], *, publish: bool = True) -> int | None:
+    async def _delete_keys(self, tenant: str, entry_ids: Sequence[str]) -> int | None:
         """Delete entries' keys, in chunks; each chunk's delete event is published in the same
         transaction, so no replica can miss a delete that happened."""
         removed = 0
@@ -385,8 +392,7 @@ class RedisStore(CacheStore):
                     pipe.eval(_DELETE_IF_EQUAL, 1, self._exact_key(tenant, exact.decode()), entry_id)
             pipe.zrem(self._lru_key(tenant), *chunk)
             pipe.zrem(self._exp_key(tenant), *chunk)
-            if publish:
-                pipe.publish(self.channel, self._message("delete", tenant, ids=chunk))
+            pipe.publish(self.channel, self._message("delete", tenant, ids=chunk))
             results = await self._run("delete", pipe.execute(), None)
             if results is None:
                 return None
@@ -413,16 +419,15 @@ class RedisStore(CacheStore):
         ids = [i.decode() for i in ids]
         # Only what was read is deleted: an entry stored meanwhile keeps its place in the LRU and
         # expiry sets (and the tenant its place in the tenant set), so it stays listed and evictable.
-        removed = await self._delete_keys(tenant, ids, publish=False) if ids else 0
+        removed = await self._delete_keys(tenant, ids) if ids else 0
         if removed is None:
             return 0
-        pipe = self._client.pipeline(transaction=True)
-        pipe.eval(_FORGET_TENANT_IF_EMPTY, 2, self._lru_key(tenant), self._tenants_key, tenant)
-        pipe.publish(self.channel, self._message("flush", tenant))
-        if await self._run("flush", pipe.execute(), None) is None:
-            return 0
-        if self._listener is not None:
-            self._listener.apply(StoreEvent("flush", tenant))
+        await self._run("flush", self._client.eval(_FORGET_TENANT_IF_EMPTY, 2, self._lru_key(tenant),
+                                                    self._tenants_key, tenant), None)
+        # Replicas drop what was deleted (the chunks' delete events), never the whole tenant: an entry
+        # stored during the flush keeps its vector everywhere.
+        if self._listener is not None and ids:
+            self._listener.apply(StoreEvent("delete", tenant, ids=ids))
         return removed
 
     async def forget_expired(self, tenant: str, entry_ids: Sequence[str] = ()) -> None:

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 
 import numpy as np
+import pytest
 
 from cache import onnx_export
 from cache.encoder import MIN_INT8_AGREEMENT, TorchEncoder, load_runtime
@@ -81,6 +84,7 @@ async def test_concurrent_embeds_are_batched(encoder):
     expected = encoder.embed_many(texts)
     for got, want in zip(vectors, expected):
         assert got.shape == (384,) and float(got @ want) > 0.9999
+        assert got.base is None  # its own array: a stored vector must not keep its whole batch alive
 
 
 async def test_embed_runs_off_the_event_loop(encoder):
@@ -97,3 +101,29 @@ async def test_embed_runs_off_the_event_loop(encoder):
     await encoder.embed(SENTENCES[-1] * 2)
     task.cancel()
     assert ticks > 1
+
+
+async def test_batcher_waiters_never_hang():
+    from cache.batcher import MicroBatcher
+
+    started = threading.Event()
+
+    def slow(texts):
+        started.set()
+        time.sleep(0.2)
+        return np.zeros((len(texts), 384), np.float32)
+
+    batcher = MicroBatcher(slow)
+    first = asyncio.create_task(batcher.submit("a"))
+    await asyncio.to_thread(started.wait)
+    queued = [asyncio.create_task(batcher.submit(t)) for t in "bcd"]
+    await asyncio.sleep(0)
+    await batcher.aclose()  # stops with one batch running and three waiting
+    for task in [first, *queued]:
+        with pytest.raises(RuntimeError, match="stopped"):
+            await asyncio.wait_for(task, 2)
+
+    short = MicroBatcher(lambda texts: np.zeros((max(len(texts) - 1, 0), 384), np.float32))
+    with pytest.raises(RuntimeError, match="returned"):  # too few vectors: an error, not a hang
+        await asyncio.wait_for(short.submit("x"), 2)
+    await short.aclose()

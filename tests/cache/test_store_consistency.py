@@ -9,6 +9,7 @@ before this change.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import numpy as np
 import pytest
@@ -34,7 +35,7 @@ def accept(query: str, cached: str) -> Verdict:
 
 
 async def replica(server) -> CacheService:
-    svc = CacheService(RedisStore(server.url, op_timeout=1.0, retry_interval=0.1), None, verifier=accept,
+    svc = CacheService(RedisStore(server.url, op_timeout=5.0, retry_interval=0.1), None, verifier=accept,
                        sweep_interval=0.3)
     await svc.start()
     assert svc.healthy
@@ -185,3 +186,80 @@ async def test_an_exact_pointer_never_serves_another_requests_entry(two):
     assert await a.storage.put(entry)
     look = await a.lookup("acme", POLICY, "chat", chat("What is 2+2?"), vector(1))
     assert look.result == "miss"
+
+
+async def test_a_flush_keeps_the_vector_of_an_entry_stored_during_it(two):
+    a, b, raw = two
+    for round_ in range(6):
+        for i in range(20):
+            await store(a, f"old {i}", i)
+        new_id = (await asyncio.gather(a.flush("acme"), store(b, f"new {round_}", 500 + round_)))[1]
+        if await raw.exists(a.storage._entry_key("acme", new_id)):  # it outlived the flush: both index it
+            for svc in (a, b):
+                await eventually(lambda svc=svc: new_id in svc._meta.get("acme", {}))
+        await a.flush("acme")
+
+
+async def memory_service(**kwargs) -> CacheService:
+    svc = CacheService(MemoryStore(), None, verifier=accept, sweep_interval=0.3, **kwargs)
+    await svc.start()
+    return svc
+
+
+async def test_emptied_namespaces_and_tenants_are_freed():
+    svc = await memory_service()
+    try:
+        short = CachePolicy(threshold=0.5, verify=False, ttl_seconds=1)
+        for i in range(50):  # one namespace per system prompt, as conversations make them
+            await svc.store("acme", short, "chat", chat("hi", system=f"prompt {i}"), vector(i), "a", "stop", None, "m")
+        assert svc.status()["namespaces"] == 50
+        await eventually(lambda: svc.status()["namespaces"] == 0, timeout=10)
+        assert svc._meta == {}
+        from cache.metrics import ENTRIES
+        await eventually(lambda: ENTRIES.labels("acme")._value.get() == 0, timeout=5)
+    finally:
+        await svc.aclose()
+
+
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+async def test_replacing_an_entry_by_one_without_a_vector_takes_the_old_vector_out(kind, request):
+    svc = await memory_service() if kind == "memory" else await replica(request.getfixturevalue("redis_server"))
+    try:
+        entry_id = await store(svc, "How do I delete my account?", 1, answer="Settings > delete account.")
+        entry = dataclasses.replace(await svc.get_entry("acme", entry_id), vector=None, text="x " * 600,
+                                    response_text="another answer")  # as an import of that id would
+        assert await svc.storage.put(entry)
+        look = await svc.lookup("acme", POLICY, "chat", chat("How can I delete my account?"), vector(1))
+        assert look.result == "miss"
+        assert svc.status()["semantic_entries"] == 0
+    finally:
+        await svc.aclose()
+
+
+@pytest.mark.parametrize("bad", [np.ones(768, np.float32) / 28, np.ones(100, np.float32), np.full(384, np.nan)])
+async def test_a_vector_of_the_wrong_shape_costs_the_semantic_layer_only(bad):
+    svc = await memory_service()
+    try:
+        entry_id = await svc.store("acme", POLICY, "chat", chat("q"), bad, "a", "stop", None, "m")
+        assert entry_id is not None and svc.status()["semantic_entries"] == 0  # stored for exact hits
+        assert (await svc.lookup("acme", POLICY, "chat", chat("q"))).result == "hit-exact"
+        await store(svc, "another question", 2)
+        look = await svc.lookup("acme", POLICY, "chat", chat("yet another"), bad)
+        assert (look.result, look.reason) == ("miss", "no vector")
+    finally:
+        await svc.aclose()
+
+
+@pytest.mark.parametrize("ivf_min", [None, 8])
+async def test_threshold_one_serves_the_same_vector(ivf_min):
+    svc = await memory_service(ivf_min=ivf_min)  # 8: an IVF index from a handful of entries
+    try:
+        exact_only = CachePolicy(threshold=1.0, verify=False)
+        for i in range(40):
+            await store(svc, f"q{i}", i, exact_only)
+        for index in svc._indexes.values():
+            await index.rebuild(svc._executor)
+        hits = [(await svc.lookup("acme", exact_only, "chat", chat(f"q{i}?"), vector(i))).result for i in range(40)]
+        assert set(hits) == {"hit-semantic"}, hits
+    finally:
+        await svc.aclose()

@@ -3,6 +3,7 @@ cross tenants, and failed streams are never stored."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 import urllib.request
@@ -135,3 +136,82 @@ def test_trailing_whitespace_of_a_completion_prompt_is_another_request(gateway):
     # A trailing space is tokenised, so it continues differently; with echo the answer repeats the prompt.
     spaced = call("The capital of France is ")
     assert spaced.headers["x-switchyard-cache"] == "miss"  # neither exact (as sent) nor semantic (echo)
+
+
+@contextlib.contextmanager
+def _own_gateway(workdir, name: str, config: dict):
+    """A gateway with its own config file (the module's gateway watches the shared one)."""
+    from tests.processes import start_gateway
+
+    own = workdir / name
+    own.mkdir(exist_ok=True)
+    proc = start_gateway(own, config)
+    try:
+        yield proc, own / "gateway.yaml"
+    finally:
+        proc.stop()
+
+
+def test_a_streamed_refusal_that_would_have_escalated_is_not_cached(workdir, upstream):
+    from tests.processes import gateway_config
+
+    routing = {"explicit_models": "route", "cascade": {"ladder": ["small", "large"]}}
+    config = gateway_config({"small": [upstream.url], "large": [upstream.url]}, acme={"routing": routing})
+    with _own_gateway(workdir, "refusals", config) as (gw, _):
+        client = _client(gw)
+        body = dict(model="small", messages=[{"role": "user", "content": "Explain how tides work."}], max_tokens=8,
+                    temperature=0, extra_body={"mock": {"refuse_as": "small"}})
+        streamed = client.chat.completions.with_raw_response.create(stream=True, **body)
+        assert streamed.headers["x-switchyard-route"] == "small"  # a stream cannot escalate
+        assert "sorry" in "".join(c.choices[0].delta.content or "" for c in streamed.parse() if c.choices)
+        time.sleep(1.0)  # a store, had there been one, lands after the answer
+        plain = client.chat.completions.with_raw_response.create(**body)
+        assert plain.headers["x-switchyard-cache"] == "miss" and plain.headers["x-switchyard-route"] == "large"
+
+
+def test_a_route_override_bypasses_the_cache(workdir, upstream):
+    from tests.processes import gateway_config
+
+    config = gateway_config({"small": [upstream.url], "large": [upstream.url]},
+                            acme={"routing": {"allow_header_override": True}})
+    with _own_gateway(workdir, "override", config) as (gw, _):
+        msgs = [{"role": "user", "content": "Name a prime number."}]
+        call = lambda tenant, **kw: _client(gw, tenant).chat.completions.with_raw_response.create(  # noqa: E731
+            model="small", messages=msgs, max_tokens=4, temperature=0, **kw)
+        _eventually_hit(lambda: call("globex"))
+        forced = call("acme", extra_headers={"x-switchyard-route": "large"})
+        assert forced.headers["x-switchyard-cache"] == "bypass" and forced.headers["x-switchyard-route"] == "large"
+        with pytest.raises(openai.PermissionDeniedError):  # globex may not override, cached answer or not
+            call("globex", extra_headers={"x-switchyard-route": "large"})
+
+
+def test_an_answer_made_under_one_budget_is_not_served_under_another(workdir, upstream):
+    from tests.processes import gateway_config, write_config
+
+    config = gateway_config({"small": [upstream.url]}, acme={"budgets": {"max_output_tokens": 3}})
+    with _own_gateway(workdir, "budgets", config) as (gw, path):
+        call = lambda: _client(gw).chat.completions.with_raw_response.create(  # noqa: E731
+            model="small", messages=[{"role": "user", "content": "Tell me about rivers."}], max_tokens=20,
+            temperature=0)
+        clamped = _eventually_hit(call)
+        assert clamped.parse().choices[0].finish_reason == "length"
+        write_config(path, gateway_config({"small": [upstream.url]}, acme={"budgets": {"max_output_tokens": 64}}))
+        deadline = time.monotonic() + 20
+        while (raw := call()).headers["x-switchyard-cache"] != "miss":  # until the reload applies
+            assert time.monotonic() < deadline, "the clamped answer was still served after the reload"
+            time.sleep(0.3)
+        assert raw.parse().usage.completion_tokens == 20
+
+
+def test_completion_logprobs_zero_bypasses(gateway):
+    raw = _client(gateway).completions.with_raw_response.create(
+        model="small", prompt="Count to three:", max_tokens=3, temperature=0, logprobs=0)
+    assert raw.headers["x-switchyard-cache"] == "bypass"
+
+
+def test_whitespace_around_a_prompt_is_not_matched_semantically(gateway):
+    client = _client(gateway)
+    call = lambda prompt: client.completions.with_raw_response.create(  # noqa: E731
+        model="small", prompt=prompt, max_tokens=3, temperature=0)
+    _eventually_hit(lambda: call("The tallest mountain on Earth is"))
+    assert call("The tallest mountain on Earth is ").headers["x-switchyard-cache"] == "miss"

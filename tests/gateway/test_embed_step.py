@@ -40,3 +40,20 @@ async def test_a_failing_encoder_is_tried_once_and_leaves_no_vector():
     assert await request_vector(state, ctx)() is None  # ... and the store: no vector, no third attempt
     assert ctx.embedding is None and ctx.task_class is None
     assert state.models.encoder.calls == ["Hi there"]
+
+
+class RecordingEncoder(BrokenEncoder):
+    async def embed(self, text: str):
+        self.calls.append(text)
+        return None
+
+
+async def test_the_vector_is_of_the_clients_words_not_the_compressed_prompt():
+    state = State()
+    state.models.encoder = RecordingEncoder()
+    original = {"model": "m", "messages": [{"role": "user", "content": "A long question, as the client wrote it"}]}
+    ctx = RequestContext("req-2", "chat", original)
+    ctx.request_body = original
+    ctx.body = {"model": "m", "messages": [{"role": "user", "content": "long question"}]}  # after compression
+    await request_vector(state, ctx)()  # a store asks for it after the answer
+    assert state.models.encoder.calls == ["A long question, as the client wrote it"]
