@@ -7,7 +7,8 @@
 
 Every rendering gets a fresh response id and creation time: a cached answer is a new response.
 The `usage` is the stored one (the tokens the answer consists of), so clients that count tokens
-see the same numbers as on the original call.
+see the same numbers as on the original call; a semantic hit answers another wording, so the caller
+passes that request's own `prompt_tokens`.
 """
 
 from __future__ import annotations
@@ -22,20 +23,20 @@ _PIECES = re.compile(r"\s*\S+")
 WORDS_PER_CHUNK = 4  # like a fast model: a few words per event, so clients render progressively
 
 
-def _usage(hit: CacheHit) -> dict[str, int]:
+def _usage(hit: CacheHit, prompt_tokens: int | None = None) -> dict[str, int]:
     use = hit.usage or {}
-    prompt = int(use.get("prompt_tokens") or 0)
+    prompt = prompt_tokens if prompt_tokens is not None else int(use.get("prompt_tokens") or 0)
     completion = int(use.get("completion_tokens") or 0)
     return wire.usage(prompt, completion)
 
 
-def render_body(hit: CacheHit, endpoint: str, *, model: str | None = None) -> bytes:
+def render_body(hit: CacheHit, endpoint: str, *, model: str | None = None, prompt_tokens: int | None = None) -> bytes:
     model = model or hit.model
     if endpoint == "chat":
         return wire.chat_completion(wire.new_id("chat"), model, wire.now(), hit.response_text,
-                                    hit.finish_reason, _usage(hit))
+                                    hit.finish_reason, _usage(hit, prompt_tokens))
     return wire.text_completion(wire.new_id("completions"), model, wire.now(), hit.response_text,
-                                hit.finish_reason, _usage(hit))
+                                hit.finish_reason, _usage(hit, prompt_tokens))
 
 
 def text_pieces(text: str, words_per_chunk: int = WORDS_PER_CHUNK) -> list[str]:
@@ -52,7 +53,7 @@ def text_pieces(text: str, words_per_chunk: int = WORDS_PER_CHUNK) -> list[str]:
 
 
 def render_events(hit: CacheHit, endpoint: str, *, model: str | None = None, include_usage: bool = False,
-                  words_per_chunk: int = WORDS_PER_CHUNK) -> list[bytes]:
+                  words_per_chunk: int = WORDS_PER_CHUNK, prompt_tokens: int | None = None) -> list[bytes]:
     model = model or hit.model
     created = wire.now()
     pieces = text_pieces(hit.response_text, words_per_chunk)
@@ -67,7 +68,7 @@ def render_events(hit: CacheHit, endpoint: str, *, model: str | None = None, inc
         events += [wire.completion_chunk(rid, model, created, text=p) for p in pieces]
         events.append(wire.completion_chunk(rid, model, created, finish_reason=hit.finish_reason))
     if include_usage:
-        events.append(wire.usage_chunk(endpoint, rid, model, created, _usage(hit)))
+        events.append(wire.usage_chunk(endpoint, rid, model, created, _usage(hit, prompt_tokens)))
     return events
 
 

@@ -18,6 +18,7 @@ from cache.render import render_body, render_events, sse_bytes
 from gateway.context import RequestContext
 from gateway.understand import embed
 from policies.routing import looks_like_refusal
+from policies.tokens import count_request
 
 if TYPE_CHECKING:
     from gateway.state import GatewayState
@@ -77,22 +78,31 @@ async def lookup(state: GatewayState, ctx: RequestContext, *, route_override: bo
     return look
 
 
+def _prompt_tokens(ctx: RequestContext, hit: Any) -> int | None:
+    """This request's prompt tokens for a semantic hit (its wording is not the cached one's), counted as
+    the budget step counts them; None for an exact hit (the stored count is this request's)."""
+    counter = ctx.runtime.counters.get(ctx.pool) if hit.kind == "semantic" and ctx.pool else None
+    return None if counter is None else count_request(ctx.endpoint, ctx.request_body, counter)
+
+
 async def respond_hit(request: web.Request, ctx: RequestContext, hit: Any) -> web.StreamResponse:
     usage = hit.usage or {}
-    ctx.usage_prompt_tokens = usage.get("prompt_tokens")
+    prompt_tokens = _prompt_tokens(ctx, hit)
+    ctx.usage_prompt_tokens = prompt_tokens if prompt_tokens is not None else usage.get("prompt_tokens")
     ctx.completion_tokens = usage.get("completion_tokens") or 0
     ctx.backend = "cache"
     ctx.status = 200
     model = hit.model or ctx.public_model  # what the original answer reported: 'auto' names the routed model
     if not ctx.stream:
         ctx.ttft = ctx.ttlt = ctx.elapsed()
-        return web.Response(body=render_body(hit, ctx.endpoint, model=model), content_type="application/json",
-                            headers=ctx.response_headers)
+        return web.Response(body=render_body(hit, ctx.endpoint, model=model, prompt_tokens=prompt_tokens),
+                            content_type="application/json", headers=ctx.response_headers)
     out = web.StreamResponse(headers={"Content-Type": "text/event-stream; charset=utf-8",
                                       "Cache-Control": "no-cache", "X-Accel-Buffering": "no",
                                       **ctx.response_headers})
     await out.prepare(request)
-    events = render_events(hit, ctx.endpoint, model=model, include_usage=ctx.include_usage)
+    events = render_events(hit, ctx.endpoint, model=model, include_usage=ctx.include_usage,
+                           prompt_tokens=prompt_tokens)
     ctx.ttft = ctx.elapsed()
     await out.write(sse_bytes(events))
     ctx.ttlt = ctx.elapsed()

@@ -215,3 +215,21 @@ def test_whitespace_around_a_prompt_is_not_matched_semantically(gateway):
         model="small", prompt=prompt, max_tokens=3, temperature=0)
     _eventually_hit(lambda: call("The tallest mountain on Earth is"))
     assert call("The tallest mountain on Earth is ").headers["x-switchyard-cache"] == "miss"
+
+
+def test_a_semantic_hit_reports_its_own_prompt_tokens(gateway):
+    from policies.tokens import ESTIMATE, count_request
+
+    client = _client(gateway)
+    asked = dict(model="small", max_tokens=4, temperature=0,
+                 messages=[{"role": "user", "content": "What is the capital of Australia?"}])
+    original = client.chat.completions.with_raw_response.create(**asked)
+    _eventually_hit(lambda: client.chat.completions.with_raw_response.create(**asked))  # stored
+    reworded = {**asked, "messages": [{"role": "user", "content": "Which city is Australia's capital?"}]}
+    hit = client.chat.completions.with_raw_response.create(**reworded)
+    assert hit.headers["x-switchyard-cache"] == "hit-semantic"
+    usage = hit.parse().usage
+    # The answer's tokens are the cached answer's; the prompt is this request's (counted as budgets count it)
+    assert usage.completion_tokens == original.parse().usage.completion_tokens
+    assert usage.prompt_tokens == count_request("chat", reworded, ESTIMATE)
+    assert usage.total_tokens == usage.prompt_tokens + usage.completion_tokens
