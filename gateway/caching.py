@@ -35,28 +35,30 @@ def request_vector(state: GatewayState, ctx: RequestContext):
     return vector
 
 
-_SCOPES: dict[tuple[int, str, str], tuple[Any, str]] = {}
+_scopes: tuple[Any, dict[tuple[str, str], str]] = (None, {})  # (runtime, (tenant, model) → scope)
 
 
 def answer_scope(ctx: RequestContext) -> str:
     """A digest of what, besides the request, decides its answer: the tenant's budgets (output clamp,
     compression), routing and guardrails, and the model's route and pool. Part of every cache key, so
-    an entry made under one policy is never served after a reload changes it. Memoised per runtime."""
+    an entry made under one policy is never served after a reload changes it. Memoised for the current
+    runtime (a reload starts afresh; nothing of an old runtime is kept)."""
+    global _scopes
     runtime, tenant = ctx.runtime, ctx.tenant
     assert tenant is not None
-    memo = (id(runtime), ctx.tenant_id, ctx.public_model)
-    found = _SCOPES.get(memo)
-    if found is not None and found[0] is runtime:
-        return found[1]
+    if _scopes[0] is not runtime:
+        _scopes = (runtime, {})
+    memo = _scopes[1]
+    found = memo.get((ctx.tenant_id, ctx.public_model))
+    if found is not None:
+        return found
     route = runtime.config.models.get(ctx.public_model)
     pool = runtime.config.pools.get(route.pool) if route is not None else None
     parts = {name: part.model_dump(mode="json") if part is not None else None
              for name, part in (("budgets", tenant.budgets), ("routing", tenant.routing),
                                 ("guardrails", tenant.guardrails), ("route", route), ("pool", pool))}
     digest = hashlib.sha256(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)).hexdigest()[:32]
-    if len(_SCOPES) > 4096:  # runtimes of old reloads
-        _SCOPES.clear()
-    _SCOPES[memo] = (runtime, digest)  # holds the runtime, so its id cannot be reused while memoised
+    memo[(ctx.tenant_id, ctx.public_model)] = digest
     return digest
 
 
