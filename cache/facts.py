@@ -118,6 +118,32 @@ def _ordered_pairs(canon: list[str], content: set[str]) -> set[tuple[str, str]]:
     return pairs
 
 
+def _substitutions(tokens: list[str], canon: list[str], content: set[str]) -> set[tuple[str, str]]:
+    """(new, old) for a swap of one thing for another: "X instead of Y", "X in place of Y", "substitute
+    X for Y", "replace / swap / exchange Y with/for X" — "vegetable oil instead of olive oil" is the
+    reverse of "olive oil instead of vegetable oil" (read like the order words above)."""
+    def near(lo: int, hi: int) -> set[str]:
+        return {c for c in canon[max(lo, 0):hi] if c in content}
+
+    pairs = set()
+    for i, tok in enumerate(tokens):
+        if tok == "instead" and tokens[i + 1:i + 2] == ["of"]:
+            new, old = near(i - 3, i), near(i + 2, i + 5)
+        elif tok == "place" and tokens[i - 1:i] == ["in"] and tokens[i + 1:i + 2] == ["of"]:
+            new, old = near(i - 4, i - 1), near(i + 2, i + 5)
+        elif tok in ("substitute", "replace", "swap", "exchange"):
+            link = "with" if tok == "replace" else "for"
+            j = next((k for k in range(i + 2, min(len(tokens), i + 6)) if tokens[k] == link), None)
+            if j is None:
+                continue
+            first, second = near(i + 1, j), near(j + 1, j + 4)
+            new, old = (first, second) if tok == "substitute" else (second, first)
+        else:
+            continue
+        pairs.update((a, b) for a in new for b in old if a != b)
+    return pairs
+
+
 def _data_noun(tokens: list[str], i: int) -> bool:
     """"list" as a thing, not the request: "convert a list to a string" (not "give me a list of …",
     "list all files")."""
@@ -148,6 +174,12 @@ def _amount(raw: list[str]) -> str | None:
             return "count"
         return "cost" if any(w in _MONEY_WORDS for w in raw) else "amount"
     return None
+
+
+# Words with which "from" tells two things apart rather than naming an origin: "How is jelly different
+# from jam?" (the guard's origin-swap check does not apply to such texts)
+CONTRAST = frozenset("differ differs different difference distinguish distinguishes distinguished separate "
+                     "separates tell apart distinct differentiate differentiates".split())
 
 
 def _ends(canon: list[str], content: set[str]) -> tuple[frozenset[str], frozenset[str]]:
@@ -232,7 +264,7 @@ def analyse(text: str) -> Facts:
         question=question,
         sources=frozenset(sources),
         targets=frozenset(targets),
-        ordered=frozenset(_ordered_pairs(canon, content)),
+        ordered=frozenset(_ordered_pairs(canon, content) | _substitutions(tokens, canon, content)),
         ends=_ends(canon, content),
         language=language,
         intent=intent,

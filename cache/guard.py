@@ -54,7 +54,7 @@ from functools import lru_cache
 
 from cache import lexicon as lx
 from cache import synonyms
-from cache.facts import AMOUNT_CONFLICTS, POLE_OF, TYPED, Facts, analyse
+from cache.facts import AMOUNT_CONFLICTS, CONTRAST, POLE_OF, TYPED, Facts, analyse
 from cache.intents import INTENT_CONFLICTS
 from cache.wording import phrased_tokens, surface
 
@@ -255,6 +255,11 @@ def verify_rules(query: str, cached: str) -> Verdict:
     if (a_from & b_to) - b_from or (a_to & b_from) - a_from:  # "to Japan from the US" ≠ "to the US from Japan"
         return Verdict(False, "direction", f"from {sorted(a_from)} to {sorted(a_to)} vs from {sorted(b_from)} "
                                            f"to {sorted(b_to)}")
+    # Origins swapped without a "to": "in the US if I'm from the UK" ≠ "in the UK if I'm from the US"
+    # (not in a contrast, where "from" names no origin: "jelly different from jam" = "jam … from jelly")
+    if (a_from and b_from and not (a_from & b_from) and a_from <= b.words and b_from <= a.words
+            and not (CONTRAST & (a.words | b.words))):
+        return Verdict(False, "direction", f"from {sorted(a_from)} vs from {sorted(b_from)}")
     for left, right in a.ordered:
         if (right, left) in b.ordered and (left, right) not in b.ordered:
             return Verdict(False, "direction", f"{left}→{right} vs {right}→{left}")

@@ -68,6 +68,18 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("Can I paint over tiles?", "Can I tile over paint?", "direction"),
     ("How do I convert a string to a date in Python?", "How do I convert a date to a string in Python?", "direction"),
     ("How many satoshis are in a bitcoin?", "How many bitcoins are in a satoshi?", "direction"),
+    # a swap of one thing for another, the other way round (stop 18: served before, found by a fresh probe)
+    ("Can I use vegetable oil instead of olive oil in brownies?",
+     "Can I use olive oil instead of vegetable oil in brownies?", "direction"),
+    ("Can I substitute butter for margarine in cookies?", "Can I substitute margarine for butter in cookies?",
+     "direction"),
+    ("Can I use honey in place of sugar in tea?", "Can I use sugar in place of honey in tea?", "direction"),
+    ("How do I replace sugar with honey in baking?", "How do I replace honey with sugar in baking?", "direction"),
+    # origins swapped with no "to"
+    ("Do I need a plug adapter in the US if I'm from the UK?",
+     "Do I need a plug adapter in the UK if I'm from the US?", "direction"),
+    ("I'm flying from Canada, do I need a visa for Mexico?", "I'm flying from Mexico, do I need a visa for Canada?",
+     "direction"),
     ("The light bulb was invented by whom?", "When was the light bulb invented?", "question"),
     ("light bulb inventor", "When was the light bulb invented?", "question"),
     ("great pyramid construction date", "Why was the Great Pyramid built?", "question"),
@@ -121,6 +133,9 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("What do cats dream about?", "Do cats dream?", "intent"),
 ]
 SERVED = [
+    ("Can I use vegetable oil instead of olive oil in brownies?",
+     "Can I replace olive oil with vegetable oil in brownies?"),  # the same swap, worded the other way
+    ("How is jelly different from jam?", "Explain what separates jam from jelly."),  # a contrast names no origin
     ("Which city is Australia's capital?", "What is the capital of Australia?"),
     ("10 miles in km?", "Convert 10 miles to kilometers."),
     ("How many kilometers are in 10 miles?", "Convert 10 miles to kilometers."),
