@@ -4,6 +4,7 @@ near-miss guard (`cache.guard`) compares two texts' facts."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -39,6 +40,7 @@ class Facts:
     words: frozenset[str]  # every canonical token, function words included
     terms: frozenset[str]  # specific terms that must appear on the other side
     light: frozenset[str]
+    light_counts: tuple[tuple[str, int], ...]  # how often each light word is written ("US state … state parks")
     numbers: tuple[float, ...]
     percents: tuple[float, ...]
     ordinals: tuple[int, ...]
@@ -212,6 +214,7 @@ def analyse(text: str) -> Facts:
     quoted = quoted_words(text)
     terms: set[str] = set()
     light: set[str] = set()
+    light_seen: list[str] = []
     named = named_words(text)
     negations = 0
     # "the largest desert" is "the largest desert in the world": a superlative's default scope is the
@@ -236,6 +239,7 @@ def analyse(text: str) -> Facts:
             continue
         elif tok in lx.LIGHT or c in lx.LIGHT or light_stem(tok) in lx.LIGHT or (superlative and c == "world"):
             light.add(c)
+            light_seen.append(c)
         elif c in POLE_OF:
             terms.add(c)
         elif len(c) > 1 or c.isdigit() or (c.isalpha() and c not in _CLITICS):  # vitamin K ≠ vitamin C
@@ -256,6 +260,7 @@ def analyse(text: str) -> Facts:
         words=frozenset(canon) | frozenset(tokens),
         terms=frozenset(terms),
         light=frozenset(light),
+        light_counts=tuple(sorted(Counter(light_seen).items())),
         numbers=tuple(sorted(values)),
         percents=percents,
         ordinals=tuple(sorted(ordinals)),

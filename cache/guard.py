@@ -272,4 +272,12 @@ def verify_rules(query: str, cached: str) -> Verdict:
     a_light, b_light = _named_light(a, b), _named_light(b, a)
     if (a_light - b.words) and (b_light - a.words):
         return Verdict(False, "light", f"{sorted(a_light - b.words)} vs {sorted(b_light - a.words)}")
+    # Swapped where the other text still writes the word elsewhere: "which US state has the most *state*
+    # parks" ≠ "… the most *national* parks" ("state" is in both, but one of its uses became "national")
+    a_counts, b_counts = dict(a.light_counts), dict(b.light_counts)
+    for x, y, x_counts, y_counts, y_light in ((a, b, a_counts, b_counts, b_light), (b, a, b_counts, a_counts, a_light)):
+        kept = {w for w, n in x_counts.items() if n > y_counts.get(w, 0) > 0}  # written in both, once more in x
+        new = y_light - x.words
+        if kept and new:
+            return Verdict(False, "light", f"one use of {sorted(kept)} became {sorted(new)}")
     return Verdict(True)

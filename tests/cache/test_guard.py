@@ -75,6 +75,9 @@ REFUSED = [  # (query, cached, the check that must refuse)
      "direction"),
     ("Can I use honey in place of sugar in tea?", "Can I use sugar in place of honey in tea?", "direction"),
     ("How do I replace sugar with honey in baking?", "How do I replace honey with sugar in baking?", "direction"),
+    # a light word written in both, one of its uses swapped for another
+    ("Which US state has the most state parks?", "Which US state has the most national parks?", "light"),
+    ("How many periods are in the periodic table?", "How many elements are on the periodic table?", "light"),
     # origins swapped with no "to"
     ("Do I need a plug adapter in the US if I'm from the UK?",
      "Do I need a plug adapter in the UK if I'm from the US?", "direction"),
