@@ -41,6 +41,8 @@ class Facts:
     terms: frozenset[str]  # specific terms that must appear on the other side
     light: frozenset[str]
     light_counts: tuple[tuple[str, int], ...]  # how often each light word is written ("US state … state parks")
+    every: frozenset[str]  # terms asked for in full: "all the drummers" (`_every`)
+    singular: frozenset[str]  # terms written only in the singular ("the drummer")
     numbers: tuple[float, ...]
     percents: tuple[float, ...]
     ordinals: tuple[int, ...]
@@ -144,6 +146,30 @@ def _substitutions(tokens: list[str], canon: list[str], content: set[str]) -> se
             continue
         pairs.update((a, b) for a in new for b in old if a != b)
     return pairs
+
+
+def _plural(token: str, canon: str) -> bool:
+    return token.endswith("s") and canonical(token[:-1]) == canon
+
+
+def _every(tokens: list[str], canon: list[str], terms: set[str]) -> frozenset[str]:
+    """The terms a text asks for in full: a plural right after "all (the)" (within three words): "Who
+    were all the drummers the Beatles had?" wants a list, "Who was the drummer?" one name. ("every" and
+    "each" are left out: "each month", "every line" read as "per month", "line by line".)"""
+    found = set()
+    for i, tok in enumerate(tokens):
+        if tok == "all":
+            for j in range(i + 1, min(len(tokens), i + 4)):
+                if canon[j] in terms:
+                    if _plural(tokens[j], canon[j]):
+                        found.add(canon[j])
+                    break
+    return frozenset(found)
+
+
+def _singular(tokens: list[str], canon: list[str], terms: set[str]) -> frozenset[str]:
+    plural = {c for t, c in zip(tokens, canon) if c in terms and _plural(t, c)}
+    return frozenset(c for t, c in zip(tokens, canon) if c in terms and c not in plural and t == c)
 
 
 def _data_noun(tokens: list[str], i: int) -> bool:
@@ -261,6 +287,8 @@ def analyse(text: str) -> Facts:
         terms=frozenset(terms),
         light=frozenset(light),
         light_counts=tuple(sorted(Counter(light_seen).items())),
+        every=_every(tokens, canon, terms),
+        singular=_singular(tokens, canon, terms),
         numbers=tuple(sorted(values)),
         percents=percents,
         ordinals=tuple(sorted(ordinals)),
