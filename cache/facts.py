@@ -159,17 +159,18 @@ def _every(tokens: list[str], canon: list[str], terms: set[str]) -> frozenset[st
     found = set()
     for i, tok in enumerate(tokens):
         if tok == "all":
-            for j in range(i + 1, min(len(tokens), i + 4)):
-                if canon[j] in terms:
-                    if _plural(tokens[j], canon[j]):
-                        found.add(canon[j])
+            for j in range(i + 1, min(len(tokens), i + 4)):  # past modifiers: "all Docker volumes"
+                if canon[j] in terms and _plural(tokens[j], canon[j]):
+                    found.add(canon[j])
                     break
     return frozenset(found)
 
 
 def _singular(tokens: list[str], canon: list[str], terms: set[str]) -> frozenset[str]:
-    plural = {c for t, c in zip(tokens, canon) if c in terms and _plural(t, c)}
-    return frozenset(c for t, c in zip(tokens, canon) if c in terms and c not in plural and t == c)
+    # plural, or counted in full ("every occurrence", "each tab"): not the one
+    many = {c for i, (t, c) in enumerate(zip(tokens, canon)) if c in terms and
+            (_plural(t, c) or {"every", "each", "all"} & set(tokens[max(0, i - 3):i]))}
+    return frozenset(c for c in canon if c in terms and c not in many)
 
 
 def _data_noun(tokens: list[str], i: int) -> bool:

@@ -81,6 +81,7 @@ REFUSED = [  # (query, cached, the check that must refuse)
     # all of them, or the one
     ("Who were all the drummers the Beatles ever had?", "Who was the drummer of the Beatles?", "question"),
     ("How do I delete all lines in Vim?", "How do I delete a line in Vim?", "question"),
+    ("How do I delete all Docker volumes?", "How do I delete a Docker volume?", "question"),  # past a modifier
     # origins swapped with no "to"
     ("Do I need a plug adapter in the US if I'm from the UK?",
      "Do I need a plug adapter in the UK if I'm from the US?", "direction"),
@@ -141,6 +142,7 @@ REFUSED = [  # (query, cached, the check that must refuse)
 SERVED = [
     ("What are all the planets in the solar system?", "What are the planets of the solar system?"),  # both all
     ("How do I read a file line by line in Java?", "Show me how to read every line of a file using Java."),
+    ("How do I close all tabs?", "How do I close every tab?"),  # "every tab" is all of them too
     ("Can I use vegetable oil instead of olive oil in brownies?",
      "Can I replace olive oil with vegetable oil in brownies?"),  # the same swap, worded the other way
     ("How is jelly different from jam?", "Explain what separates jam from jelly."),  # a contrast names no origin
