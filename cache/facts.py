@@ -42,6 +42,7 @@ class Facts:
     light: frozenset[str]
     light_counts: tuple[tuple[str, int], ...]  # how often each light word is written ("US state … state parks")
     every: frozenset[str]  # terms asked for in full: "all the drummers" (`_every`)
+    manner: frozenset[str]  # what "the X way to …" optimises: fast, easy, cheap, safe (`_manner`)
     singular: frozenset[str]  # terms written only in the singular ("the drummer")
     numbers: tuple[float, ...]
     percents: tuple[float, ...]
@@ -150,6 +151,17 @@ def _substitutions(tokens: list[str], canon: list[str], content: set[str]) -> se
 
 def _plural(token: str, canon: str) -> bool:
     return token.endswith("s") and canonical(token[:-1]) == canon
+
+
+_MANNERS = {"fastest": "fast", "quickest": "fast", "easiest": "easy", "simplest": "easy", "cheapest": "cheap",
+            "safest": "safe", "shortest": "short"}
+
+
+def _manner(tokens: list[str]) -> frozenset[str]:
+    """What a "the X way / route / method" question optimises: "the fastest way to Heathrow" and "the
+    easiest way …" have different answers (easiest and simplest are one; best is no manner at all)."""
+    return frozenset(_MANNERS[t] for t, nxt in zip(tokens, tokens[1:] + [""])
+                     if t in _MANNERS and nxt in ("way", "ways", "route", "method", "option"))
 
 
 def _every(tokens: list[str], canon: list[str], terms: set[str]) -> frozenset[str]:
@@ -289,6 +301,7 @@ def analyse(text: str) -> Facts:
         light=frozenset(light),
         light_counts=tuple(sorted(Counter(light_seen).items())),
         every=_every(tokens, canon, terms),
+        manner=_manner(tokens),
         singular=_singular(tokens, canon, terms),
         numbers=tuple(sorted(values)),
         percents=percents,

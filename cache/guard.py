@@ -244,6 +244,8 @@ def verify_rules(query: str, cached: str) -> Verdict:
         return Verdict(False, "intent", f"{a.intent} vs {b.intent}")
     if frozenset((a.amount, b.amount)) in AMOUNT_CONFLICTS:  # "How long are the episodes?" ≠ "How many episodes?"
         return Verdict(False, "intent", f"{a.amount} vs {b.amount}")
+    if a.manner and b.manner and not (a.manner & b.manner):  # "fastest way to X" ≠ "easiest way to X"
+        return Verdict(False, "intent", f"{'/'.join(sorted(a.manner))} vs {'/'.join(sorted(b.manner))} way")
     if (a.every & b.singular) or (b.every & a.singular):  # "all the drummers" ≠ "the drummer"
         return Verdict(False, "question", f"all of {sorted((a.every & b.singular) | (b.every & a.singular))} vs one")
     if a.acts and b.acts and not (a.acts & b.acts):  # "list S3 buckets" ≠ "create an S3 bucket"

@@ -78,6 +78,9 @@ REFUSED = [  # (query, cached, the check that must refuse)
     # a light word written in both, one of its uses swapped for another
     ("Which US state has the most state parks?", "Which US state has the most national parks?", "light"),
     ("How many periods are in the periodic table?", "How many elements are on the periodic table?", "light"),
+    # what "the X way to …" optimises
+    ("What's the easiest way to get from Heathrow to central London?",
+     "What's the fastest way to get from Heathrow to central London?", "intent"),
     # all of them, or the one
     ("Who were all the drummers the Beatles ever had?", "Who was the drummer of the Beatles?", "question"),
     ("How do I delete all lines in Vim?", "How do I delete a line in Vim?", "question"),
@@ -143,6 +146,7 @@ SERVED = [
     ("What are all the planets in the solar system?", "What are the planets of the solar system?"),  # both all
     ("How do I read a file line by line in Java?", "Show me how to read every line of a file using Java."),
     ("How do I close all tabs?", "How do I close every tab?"),  # "every tab" is all of them too
+    ("What's the quickest way to stop a nosebleed?", "Fastest way to make a nosebleed stop?"),  # one manner
     ("Can I use vegetable oil instead of olive oil in brownies?",
      "Can I replace olive oil with vegetable oil in brownies?"),  # the same swap, worded the other way
     ("How is jelly different from jam?", "Explain what separates jam from jelly."),  # a contrast names no origin
