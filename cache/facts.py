@@ -43,7 +43,7 @@ class Facts:
     light_counts: tuple[tuple[str, int], ...]  # how often each light word is written ("US state … state parks")
     every: frozenset[str]  # terms asked for in full: "all the drummers" (`_every`)
     manner: frozenset[str]  # what "the X way to …" optimises: fast, easy, cheap, safe (`_manner`)
-    singular: frozenset[str]  # terms written only in the singular ("the drummer")
+    singular: frozenset[str]  # terms named as one: "the drummer", not "drummers" nor "every drummer" (`_singular`)
     numbers: tuple[float, ...]
     percents: tuple[float, ...]
     ordinals: tuple[int, ...]
@@ -179,7 +179,8 @@ def _every(tokens: list[str], canon: list[str], terms: set[str]) -> frozenset[st
 
 
 def _singular(tokens: list[str], canon: list[str], terms: set[str]) -> frozenset[str]:
-    # plural, or counted in full ("every occurrence", "each tab"): not the one
+    """The terms a text names as one: never written in the plural nor counted in full ("every
+    occurrence", "each tab", "all the …")."""
     many = {c for i, (t, c) in enumerate(zip(tokens, canon)) if c in terms and
             (_plural(t, c) or {"every", "each", "all"} & set(tokens[max(0, i - 3):i]))}
     return frozenset(c for c in canon if c in terms and c not in many)

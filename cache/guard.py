@@ -279,7 +279,7 @@ def verify_rules(query: str, cached: str) -> Verdict:
     # Swapped where the other text still writes the word elsewhere: "which US state has the most *state*
     # parks" ≠ "… the most *national* parks" ("state" is in both, but one of its uses became "national")
     a_counts, b_counts = dict(a.light_counts), dict(b.light_counts)
-    for x, y, x_counts, y_counts, y_light in ((a, b, a_counts, b_counts, b_light), (b, a, b_counts, a_counts, a_light)):
+    for x, x_counts, y_counts, y_light in ((a, a_counts, b_counts, b_light), (b, b_counts, a_counts, a_light)):
         kept = {w for w, n in x_counts.items() if n > y_counts.get(w, 0) > 0}  # written in both, once more in x
         new = y_light - x.words
         if kept and new:
