@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -18,9 +19,13 @@ def new_entry_id() -> str:
     return f"{secrets.randbits(63):016x}"
 
 
+ENTRY_ID_PATTERN = r"^[0-7][0-9a-f]{15}$"
+"""16 lower-case hex digits below 2^63: what `new_entry_id` makes and FAISS can hold (a signed int64)."""
+_ENTRY_ID = re.compile(ENTRY_ID_PATTERN)
+
+
 def valid_entry_id(entry_id: str) -> bool:
-    """16 lower-case hex digits below 2^63: what `new_entry_id` makes and FAISS can hold."""
-    return len(entry_id) == 16 and entry_id[0] in "01234567" and all(c in "0123456789abcdef" for c in entry_id)
+    return _ENTRY_ID.fullmatch(entry_id) is not None
 
 
 def faiss_id(entry_id: str) -> int:

@@ -15,7 +15,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError, field_validator
 
 from cache.embed_text import SEMANTIC_MAX_CHARS
-from cache.entry import CacheEntry, vector_from_b64
+from cache.entry import ENTRY_ID_PATTERN, CacheEntry, vector_from_b64
 
 Digest = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 
@@ -28,10 +28,9 @@ class ExportedEntry(BaseModel):
     """The fields of an exported entry that an import keeps. Others (tenant, exact_key, context_key,
     created_by) are ignored: they are derived again for the importing tenant."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", arbitrary_types_allowed=True)
 
-    # 16 hex digits below 2^63: the same number names the entry in FAISS (a signed 64-bit id)
-    id: Annotated[str, Field(pattern=r"^[0-7][0-9a-f]{15}$")]
+    id: Annotated[str, Field(pattern=ENTRY_ID_PATTERN)]  # the same number names the entry in FAISS
     endpoint: Literal["chat", "completions"]
     model: str
     request_model: str | None = None
@@ -45,7 +44,7 @@ class ExportedEntry(BaseModel):
     last_hit_at: float | None = None
     request_digest: Digest
     context_digest: Digest
-    vector: str | None = None
+    vector: np.ndarray | None = None  # base64 float32 in the line, decoded once here
 
     @field_validator("created_at", "expires_at", "last_hit_at")
     @classmethod
@@ -54,17 +53,20 @@ class ExportedEntry(BaseModel):
             raise ValueError("must be a finite number of seconds since the epoch")
         return value
 
-    @field_validator("vector")
+    @field_validator("vector", mode="before")
     @classmethod
-    def _vector(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                vector = vector_from_b64(value)
-            except (ValueError, TypeError) as exc:  # binascii.Error is a ValueError
-                raise ValueError(f"not a base64 float32 vector of the encoder's size ({exc})") from None
-            if vector is not None and not np.isfinite(vector).all():
-                raise ValueError("holds values that are not finite")
-        return value
+    def _vector(cls, value: object) -> np.ndarray | None:
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise ValueError("must be a base64 string")
+        try:
+            vector = vector_from_b64(value)
+        except (ValueError, TypeError) as exc:  # binascii.Error is a ValueError
+            raise ValueError(f"not a base64 float32 vector of the encoder's size ({exc})") from None
+        if vector is not None and not np.isfinite(vector).all():
+            raise ValueError("holds values that are not finite")
+        return vector
 
 
 def describe(exc: ValidationError) -> str:
@@ -86,7 +88,7 @@ def entry_from_line(data: object, tenant_id: str) -> CacheEntry:
     except ValidationError as exc:
         raise BadImportLine(describe(exc)) from None
     # A long text never gets a vector from the gateway (SEMANTIC_MAX_CHARS); an import follows suit.
-    vector = vector_from_b64(line.vector) if len(line.text) <= SEMANTIC_MAX_CHARS else None
+    vector = line.vector if len(line.text) <= SEMANTIC_MAX_CHARS else None
     return CacheEntry(
         id=line.id, tenant=tenant_id, endpoint=line.endpoint,
         request_model=line.request_model if line.request_model is not None else line.model, model=line.model,

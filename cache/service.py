@@ -305,8 +305,7 @@ class CacheService:
                 return None
             vector = np.asarray(vector, np.float32).reshape(-1)
             if vector.shape != (DIM,) or not np.isfinite(vector).all():
-                raise ValueError(f"a vector of {vector.size} values (finite: {bool(np.isfinite(vector).all())}), "
-                                 f"expected {DIM} finite values")
+                raise ValueError(f"a vector of {vector.size} values, expected {DIM} finite values")
             return vector
         except Exception as exc:  # noqa: BLE001 - the exact layer and the upstream still answer
             log.error("cache.encode_failed", tenant=tenant_id, error=type(exc).__name__, detail=str(exc)[:200])

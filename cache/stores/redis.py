@@ -435,11 +435,10 @@ class RedisStore(CacheStore):
         # entries without a vector too (idempotent on every replica).
         if not self._connected():
             return
-        expired = await self._run("forget_expired",
-                                  self._client.zrangebyscore(self._exp_key(tenant), "-inf", time.time()), None)
+        expired = await self._ids_by_expiry("forget_expired", tenant, "-inf", time.time())
         if expired is None:
             return
-        ids = {i.decode() for i in expired} | set(entry_ids)
+        ids = set(expired) | set(entry_ids)
         if not ids:
             return
         pipe = self._client.pipeline(transaction=False)
@@ -447,9 +446,13 @@ class RedisStore(CacheStore):
         pipe.zrem(self._exp_key(tenant), *ids)
         await self._run("forget_expired", pipe.execute(), None)
 
+    async def _ids_by_expiry(self, op: str, tenant: str, low: float | str, high: float | str) -> list[str] | None:
+        """The tenant's entry ids whose expiry lies in [low, high]; None when Redis could not be read."""
+        raw = await self._run(op, self._client.zrangebyscore(self._exp_key(tenant), low, high), None)
+        return None if raw is None else [i.decode() for i in raw]
+
     async def _live_ids(self, tenant: str) -> list[str]:
-        raw = await self._run("scan", self._client.zrangebyscore(self._exp_key(tenant), time.time(), "+inf"), None)
-        return [] if raw is None else [i.decode() for i in raw]
+        return await self._ids_by_expiry("scan", tenant, time.time(), "+inf") or []
 
     async def iter_entries(self, tenant: str | None = None) -> AsyncIterator[CacheEntry]:
         tenants = [tenant] if tenant is not None else await self.tenants()
@@ -467,11 +470,9 @@ class RedisStore(CacheStore):
         if tenants is None:
             raise ConnectionError("rebuild: the tenant set could not be read")
         for tenant in sorted(t.decode() for t in tenants):
-            live = await self._run("rebuild", self._client.zrangebyscore(self._exp_key(tenant), time.time(), "+inf"),
-                                   None)
-            if live is None:
+            ids = await self._ids_by_expiry("rebuild", tenant, time.time(), "+inf")
+            if ids is None:
                 raise ConnectionError("rebuild: a tenant's entry ids could not be read")
-            ids = [i.decode() for i in live]
             for start in range(0, len(ids), self.batch):
                 chunk = ids[start:start + self.batch]
                 pipe = self._client.pipeline(transaction=False)
