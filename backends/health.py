@@ -45,7 +45,8 @@ class HealthChecker:
 
     async def check_member(self, member: PoolMember) -> bool:
         try:
-            ok = bool(await asyncio.wait_for(member.backend.health(), self.timeout))
+            async with asyncio.timeout(self.timeout):
+                ok = bool(await member.backend.health())
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a check that blows up is a failed check, never a crashed checker

@@ -51,7 +51,8 @@ class MicroBatcher:
         assert self._queue is not None
         queue = self._queue
         loop = asyncio.get_running_loop()
-        live: list[tuple[str, asyncio.Future]] = []
+        batch: list[tuple[str, asyncio.Future]] = []  # being gathered
+        live: list[tuple[str, asyncio.Future]] = []  # being encoded
         try:
             while True:
                 batch = [await queue.get()]
@@ -62,7 +63,8 @@ class MicroBatcher:
                         if remaining <= 0:
                             break
                         try:
-                            batch.append(await asyncio.wait_for(queue.get(), remaining))
+                            async with asyncio.timeout(remaining):
+                                batch.append(await queue.get())
                         except TimeoutError:
                             break
                 while len(batch) < self.max_batch and not queue.empty():
@@ -87,6 +89,7 @@ class MicroBatcher:
                 live = []
         finally:  # stopped (aclose) or broken: no caller may wait for ever
             stopped = RuntimeError("the encoder's batcher stopped")
+            _fail(batch, stopped)  # _fail skips the waiters already answered
             _fail(live, stopped)
             while not queue.empty():
                 _fail([queue.get_nowait()], stopped)

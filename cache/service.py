@@ -68,6 +68,7 @@ class CacheService:
         self._buffer: list[StoreEvent] | None = None  # events that arrive during a resync
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cache-index")
         self._housekeeper: asyncio.Task | None = None
+        self._closed = False
         self._owns_encoder = False
         self.started_at = time.time()
 
@@ -106,6 +107,7 @@ class CacheService:
         self._housekeeper = loop.create_task(self._housekeeping(), name="cache-housekeeping")
 
     async def aclose(self) -> None:
+        self._closed = True  # the housekeeper also stops on this, should a cancellation ever be lost
         if self._housekeeper is not None:
             self._housekeeper.cancel()
             try:
@@ -443,7 +445,7 @@ class CacheService:
 
     async def _housekeeping(self) -> None:
         last_sweep = time.monotonic()
-        while True:
+        while not self._closed:
             await asyncio.sleep(1.0)
             try:
                 if self.storage.name == "redis":

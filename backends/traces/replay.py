@@ -109,8 +109,9 @@ async def _utilisation(session, base: str, samples: list[float], stop: asyncio.E
         except Exception:  # noqa: BLE001 - utilisation is best effort
             return
         try:
-            await asyncio.wait_for(stop.wait(), 0.5)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(0.5):
+                await stop.wait()
+        except TimeoutError:
             pass
 
 

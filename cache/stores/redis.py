@@ -179,7 +179,8 @@ class RedisStore(CacheStore):
         self._listener = listener
         self._supervisor = asyncio.get_running_loop().create_task(self._supervise(), name="redis-cache-sync")
         try:
-            await asyncio.wait_for(self._ready.wait(), wait)
+            async with asyncio.timeout(wait):
+                await self._ready.wait()
         except TimeoutError:
             log.warning("cache.redis.unavailable_at_start", url=_redact(self.url))
 
@@ -194,7 +195,8 @@ class RedisStore(CacheStore):
         for task in list(self._background):
             task.cancel()
         try:
-            await self._client.aclose()
+            async with asyncio.timeout(self.op_timeout * 2):
+                await self._client.aclose()
         except _OUTAGE:
             pass
 
@@ -210,9 +212,11 @@ class RedisStore(CacheStore):
         while not self._closed:
             pubsub = None
             try:
-                await asyncio.wait_for(self._client.ping(), self.op_timeout * 4)
+                async with asyncio.timeout(self.op_timeout * 4):
+                    await self._client.ping()
                 pubsub = self._client.pubsub(ignore_subscribe_messages=True)
-                await asyncio.wait_for(pubsub.subscribe(self.channel), self.op_timeout * 4)
+                async with asyncio.timeout(self.op_timeout * 4):
+                    await pubsub.subscribe(self.channel)
                 # Subscribed before reading, so nothing published during the rebuild is lost
                 # (an insert seen twice is harmless: applying it is idempotent).
                 self._healthy = True
@@ -230,7 +234,8 @@ class RedisStore(CacheStore):
                     if message is not None and message.get("type") == "message":
                         self._on_message(message["data"])
                     if time.monotonic() - last_ping > 2.0:  # a half-open socket shows up here
-                        await asyncio.wait_for(self._client.ping(), self.op_timeout * 4)
+                        async with asyncio.timeout(self.op_timeout * 4):
+                            await self._client.ping()
                         last_ping = time.monotonic()
                     if not self._healthy:  # a request saw an outage: reconnect and resync
                         raise ConnectionError(self.last_error or "outage seen by a request")
@@ -244,7 +249,8 @@ class RedisStore(CacheStore):
             finally:
                 if pubsub is not None:
                     try:
-                        await asyncio.wait_for(pubsub.aclose(), self.op_timeout)
+                        async with asyncio.timeout(self.op_timeout):
+                            await pubsub.aclose()
                     except (*_OUTAGE, Exception):  # noqa: BLE001 - the connection is gone anyway
                         pass
             if not self._closed:
@@ -277,12 +283,16 @@ class RedisStore(CacheStore):
         return orjson.dumps({"o": self.origin, "op": op, "t": tenant, **fields})
 
     async def _run(self, op: str, coro, default):
-        """Run one Redis call with a hard timeout; an outage returns `default`, never raises."""
+        """Run one Redis call with a hard timeout; an outage returns `default`, never raises.
+
+        `asyncio.timeout`, never `asyncio.wait_for`: on Python 3.11 a cancellation that lands just as the
+        call returns is swallowed by `wait_for`, and a loop that is stopped by cancelling it runs on."""
         if not self._connected():
             coro.close()
             return default
         try:
-            return await asyncio.wait_for(coro, self.op_timeout * 2)
+            async with asyncio.timeout(self.op_timeout * 2):
+                return await coro
         except _OUTAGE as exc:
             self._failed(exc, op)
             return default
