@@ -14,6 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from cache.stopping import stop_task
+
 BatchFn = Callable[[Sequence[str]], np.ndarray]
 
 
@@ -96,12 +98,10 @@ class MicroBatcher:
 
     async def aclose(self) -> None:
         if self._worker is not None:
-            self._worker.cancel()
             if self._loop is asyncio.get_running_loop():
-                try:
-                    await self._worker
-                except asyncio.CancelledError:
-                    pass
+                await stop_task(self._worker)
+            else:  # a worker of a loop that is gone (tests): nothing can await it here
+                self._worker.cancel()
             self._worker = None
         if self._own_executor:
             self._executor.shutdown(wait=False)

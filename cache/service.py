@@ -31,6 +31,7 @@ from cache.importing import BadImportLine, entry_from_line
 from cache.index import VectorIndex
 from cache.metrics import ENTRIES, GUARD_REJECTIONS, LOOKUP_SECONDS, LOOKUPS, REDIS_UP, STORES, TenantStats
 from cache.stores.base import CacheStore, IndexRecord, StoreEvent
+from cache.stopping import stop_task
 from cache.stores.memory import MemoryStore
 from policies.schema import CachePolicy
 
@@ -107,13 +108,8 @@ class CacheService:
         self._housekeeper = loop.create_task(self._housekeeping(), name="cache-housekeeping")
 
     async def aclose(self) -> None:
-        self._closed = True  # the housekeeper also stops on this, should a cancellation ever be lost
-        if self._housekeeper is not None:
-            self._housekeeper.cancel()
-            try:
-                await self._housekeeper
-            except asyncio.CancelledError:
-                pass
+        self._closed = True  # the housekeeper also stops on this (cache/stopping.py says why)
+        await stop_task(self._housekeeper)
         await self.storage.aclose()
         if self._owns_encoder and self.encoder is not None:
             await self.encoder.aclose()

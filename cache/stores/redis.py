@@ -35,6 +35,7 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from cache.entry import DIM, CacheEntry, valid_entry_id
+from cache.stopping import stop_task
 from cache.stores.base import CacheStore, IndexRecord, StoreEvent, StoreListener, TenantUsage
 
 log = structlog.get_logger("switchyard.cache.redis")
@@ -186,12 +187,7 @@ class RedisStore(CacheStore):
 
     async def aclose(self) -> None:
         self._closed = True
-        if self._supervisor is not None:
-            self._supervisor.cancel()
-            try:
-                await self._supervisor
-            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down
-                pass
+        await stop_task(self._supervisor)
         for task in list(self._background):
             task.cancel()
         try:
@@ -284,9 +280,7 @@ class RedisStore(CacheStore):
 
     async def _run(self, op: str, coro, default):
         """Run one Redis call with a hard timeout; an outage returns `default`, never raises.
-
-        `asyncio.timeout`, never `asyncio.wait_for`: on Python 3.11 a cancellation that lands just as the
-        call returns is swallowed by `wait_for`, and a loop that is stopped by cancelling it runs on."""
+        `asyncio.timeout`, not `asyncio.wait_for`, which can lose a cancellation (cache/stopping.py)."""
         if not self._connected():
             coro.close()
             return default
