@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
 
@@ -156,8 +157,8 @@ def create_app(runtime: RuntimeManager, limiter: RateLimiter, cache: CacheServic
         if _uses_models(runtime):
             state.models.start()
         yield
-        for task in list(state.background):
-            await task
+        # Stores still in flight finish (each Redis call is bounded); one that failed stops no other step.
+        await asyncio.gather(*state.background, return_exceptions=True)
         await runtime.aclose()
         await limiter.aclose()
         if cache is not None:

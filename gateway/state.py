@@ -11,6 +11,7 @@ import numpy as np
 from aiohttp import web
 
 from cache.service import CacheService
+from gateway.logs import log
 from gateway.runtime import RuntimeManager
 from gateway.understand import SharedModels
 from policies.compression import Compressor
@@ -32,7 +33,14 @@ class GatewayState:
     def spawn(self, coro) -> None:
         task = asyncio.create_task(coro)
         self.background.add(task)
-        task.add_done_callback(self.background.discard)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task) -> None:
+        self.background.discard(task)
+        if not task.cancelled() and task.exception() is not None:  # said now, not at garbage collection
+            exc = task.exception()
+            log.error("gateway.background_failed", task=task.get_name(), error=type(exc).__name__,
+                      detail=str(exc)[:200])
     log_requests: bool = True
     services: dict[str, Any] = field(default_factory=dict)
     """Services with a `status()` shown in /readyz, by name."""
