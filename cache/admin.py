@@ -22,24 +22,27 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import orjson
 import structlog
-from aiohttp import web
+from aiohttp import StreamReader, web
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_protocol import RequestPayloadError
 
 from backends.wire import error_body
-from cache.entry import CacheEntry
+from cache.entry import CacheEntry, valid_entry_id
 from cache.importing import BadImportLine
 from cache.service import CacheService
 from policies.schema import CachePolicy
 
 log = structlog.get_logger("switchyard.cache.admin")
 
-_TENANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")
-_ENTRY_ID = re.compile(r"^[0-9a-f]{16}$")
+_TENANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}")  # fullmatch: "$" would let a final newline in
 MAX_LIST = 1000
+MAX_IMPORT_LINE = 16 * 1024 * 1024
+ENTRY_ID_RULE = "an entry id is 16 lower-case hex digits, the first of them 0-7"
 
 
 class NoEncoder(Exception):
@@ -82,7 +85,7 @@ def _who(request: web.Request) -> str:
 
 def _tenant(request: web.Request) -> str:
     tenant = request.match_info["tenant"]
-    if not _TENANT.match(tenant):
+    if not _TENANT.fullmatch(tenant):
         raise BadRequest(f"invalid tenant id {tenant!r}", "tenant")
     return tenant
 
@@ -108,8 +111,9 @@ def _query_int(request: web.Request, name: str, default: int, low: int, high: in
     raw = request.query.get(name)
     if raw is None:
         return default
-    # ASCII digits only: str.isdigit() also accepts "²", which int() refuses
-    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:
+    # ASCII digits only: str.isdigit() also accepts "²", which int() refuses; and no more digits than
+    # `high` has, checked before int() (which raises past 4,300 digits) is asked
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > len(str(high)) or not low <= int(raw) <= high:
         raise BadRequest(f"{name} must be an integer between {low} and {high}", name)
     return int(raw)
 
@@ -125,6 +129,28 @@ def _query_number(request: web.Request, name: str, default: float, low: float, h
     if not low <= value <= high:  # NaN fails too
         raise BadRequest(f"{name} must be a number between {low} and {high}", name)
     return value
+
+
+_END = object()
+
+
+async def body_lines(content: StreamReader, max_line: int) -> AsyncIterator[bytes | None]:
+    """The lines of a streamed body, without their newlines; None in place of a line longer than
+    `max_line`, which is read to its end but not kept. (aiohttp's own line reader raises past 512 KiB,
+    and an exported entry with a long prompt is a longer line.)"""
+    buffer, scanned, too_long = bytearray(), 0, False
+    async for chunk in content.iter_any():
+        buffer += chunk
+        while (end := buffer.find(b"\n", scanned)) >= 0:
+            yield None if too_long else bytes(buffer[:end])
+            del buffer[:end + 1]
+            scanned, too_long = 0, False
+        scanned = len(buffer)
+        if len(buffer) > max_line:
+            buffer.clear()
+            scanned, too_long = 0, True
+    if buffer or too_long:
+        yield None if too_long else bytes(buffer)
 
 
 def admin_routes(service: CacheService,
@@ -170,8 +196,8 @@ def admin_routes(service: CacheService,
 
     async def get_entry(request: web.Request) -> web.Response:
         tenant, entry_id = _tenant(request), request.match_info["entry_id"]
-        if not _ENTRY_ID.match(entry_id):
-            return _error(400, "entry id must be 16 hex digits", param="entry_id")
+        if not valid_entry_id(entry_id):
+            return _error(400, ENTRY_ID_RULE, param="entry_id")
         entry = await service.get_entry(tenant, entry_id)
         if entry is None:
             return unavailable() or _error(404, f"no entry {entry_id} for tenant {tenant}", "not_found_error",
@@ -180,8 +206,8 @@ def admin_routes(service: CacheService,
 
     async def delete_entry(request: web.Request) -> web.Response:
         tenant, entry_id = _tenant(request), request.match_info["entry_id"]
-        if not _ENTRY_ID.match(entry_id):
-            return _error(400, "entry id must be 16 hex digits", param="entry_id")
+        if not valid_entry_id(entry_id):
+            return _error(400, ENTRY_ID_RULE, param="entry_id")
         if (down := unavailable()) is not None:
             return down
         deleted = await service.delete_entries(tenant, [entry_id])
@@ -201,8 +227,8 @@ def admin_routes(service: CacheService,
         mode = modes[0]
         if mode == "ids":
             ids = data["ids"]
-            if not isinstance(ids, list) or not all(isinstance(i, str) and _ENTRY_ID.match(i) for i in ids):
-                return _error(400, "ids must be a list of 16-hex-digit entry ids", param="ids")
+            if not isinstance(ids, list) or not all(isinstance(i, str) and valid_entry_id(i) for i in ids):
+                return _error(400, f"ids must be a list of entry ids: {ENTRY_ID_RULE}", param="ids")
             deleted = await service.delete_entries(tenant, ids)
             detail: dict[str, Any] = {"ids": ids}
         elif mode == "older_than_seconds":
@@ -277,8 +303,20 @@ def admin_routes(service: CacheService,
             log.info("cache.admin.import", admin=who, tenant=tenant, imported=imported, errors=len(errors),
                      seconds=round(time.perf_counter() - started, 3), **outcome)
 
-        async for raw in request.content:  # streamed line by line: imports can be large
+        lines = body_lines(request.content, MAX_IMPORT_LINE)  # streamed: imports can be large
+        while True:
+            try:
+                raw = await anext(lines, _END)
+            except (RequestPayloadError, HttpProcessingError):  # a body that is cut short or mis-encoded
+                audit(stopped_at_line=line_no + 1)
+                return _error(400, f"the request body could not be read past line {line_no}; {imported} entries "
+                                   f"were imported before it", param="body", code="unreadable_body")
+            if raw is _END:
+                break
             line_no += 1
+            if raw is None:
+                errors.append({"line": line_no, "error": f"longer than {MAX_IMPORT_LINE} bytes"})
+                continue
             line = raw.strip()
             if not line:
                 continue

@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable
 
 import orjson
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_protocol import RequestPayloadError
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from cache.admin import ADMIN_NAME, admin_routes
@@ -42,6 +44,9 @@ async def request_id_and_errors(
         template = _HTTP_MESSAGES.get(exc.status, "{reason}")
         message = template.format(method=request.method, path=request.path, reason=exc.reason)
         response = APIError(exc.status, message, code="not_found" if exc.status == 404 else None).response()
+    except (RequestPayloadError, HttpProcessingError):  # a body cut short, or not in its Content-Encoding
+        response = APIError(400, "The request body could not be read: it was cut short, or is not encoded as "
+                                 "its Content-Encoding header says.", code="unreadable_body").response()
     except Exception:
         log.exception("unhandled_error", request_id=rid, path=request.path)
         response = APIError(500, "The gateway hit an internal error; the request id identifies it in the logs.",

@@ -76,6 +76,12 @@ def test_completions_bad_prompt_400(gateway):
     assert_openai_error(status, headers, raw, 400, "prompt")
 
 
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+def test_a_body_not_in_its_content_encoding_is_a_400(gateway, encoding):
+    status, headers, raw = post(gateway.url + CHAT, OK, headers={"Content-Encoding": encoding})
+    assert assert_openai_error(status, headers, raw, 400)["code"] == "unreadable_body"
+
+
 def test_body_too_large_413(gateway):
     big = {**OK, "messages": [{"role": "user", "content": "x" * 70000}]}
     status, headers, raw = post(gateway.url + CHAT, big)
