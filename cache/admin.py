@@ -142,7 +142,7 @@ async def body_lines(content: StreamReader, max_line: int) -> AsyncIterator[byte
     async for chunk in content.iter_any():
         buffer += chunk
         while (end := buffer.find(b"\n", scanned)) >= 0:
-            yield None if too_long else bytes(buffer[:end])
+            yield None if too_long or end > max_line else bytes(buffer[:end])
             del buffer[:end + 1]
             scanned, too_long = 0, False
         scanned = len(buffer)

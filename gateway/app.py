@@ -36,24 +36,42 @@ async def request_id_and_errors(
     request["request_id"] = rid
     try:
         response = await handler(request)
-    except APIError as exc:
-        response = exc.response()
-    except web.HTTPException as exc:
-        if exc.status < 400:
+    except Exception as exc:
+        if request.get(RESPONSE_STARTED):
+            # The status line and part of the body are out: an error response now would be written into
+            # the middle of them. Re-raised, aiohttp closes the connection and the client sees it cut.
+            log.error("error_after_response_started", request_id=rid, path=request.path, error=type(exc).__name__)
             raise
-        template = _HTTP_MESSAGES.get(exc.status, "{reason}")
-        message = template.format(method=request.method, path=request.path, reason=exc.reason)
-        response = APIError(exc.status, message, code="not_found" if exc.status == 404 else None).response()
-    except (RequestPayloadError, HttpProcessingError):  # a body cut short, or not in its Content-Encoding
-        response = APIError(400, "The request body could not be read: it was cut short, or is not encoded as "
-                                 "its Content-Encoding header says.", code="unreadable_body").response()
-    except Exception:
-        log.exception("unhandled_error", request_id=rid, path=request.path)
-        response = APIError(500, "The gateway hit an internal error; the request id identifies it in the logs.",
-                            code="internal_error").response()
+        response = _error_response(request, exc, rid)
     if not response.prepared:
         response.headers.setdefault("x-request-id", rid)
     return response
+
+
+def _error_response(request: web.Request, exc: Exception, rid: str) -> web.StreamResponse:
+    """The OpenAI-shaped response for what a handler raised before answering."""
+    if isinstance(exc, APIError):
+        return exc.response()
+    if isinstance(exc, web.HTTPException):
+        if exc.status < 400:
+            raise exc
+        template = _HTTP_MESSAGES.get(exc.status, "{reason}")
+        message = template.format(method=request.method, path=request.path, reason=exc.reason)
+        return APIError(exc.status, message, code="not_found" if exc.status == 404 else None).response()
+    if isinstance(exc, (RequestPayloadError, HttpProcessingError)):  # cut short, or not in its Content-Encoding
+        return APIError(400, "The request body could not be read: it was cut short, or is not encoded as its "
+                             "Content-Encoding header says.", code="unreadable_body").response()
+    log.error("unhandled_error", request_id=rid, path=request.path, exc_info=exc)
+    return APIError(500, "The gateway hit an internal error; the request id identifies it in the logs.",
+                    code="internal_error").response()
+
+
+RESPONSE_STARTED = web.RequestKey("response_started", bool)
+"""Set once a handler's response is prepared (headers sent): from then on no error response can follow."""
+
+
+async def _mark_started(request: web.Request, response: web.StreamResponse) -> None:
+    request[RESPONSE_STARTED] = True
 
 
 def _json(obj: object, status: int = 200) -> web.Response:
@@ -133,6 +151,7 @@ def _admin_only(handler: Callable[[web.Request], Awaitable[web.StreamResponse]])
 def create_app(runtime: RuntimeManager, limiter: RateLimiter, cache: CacheService | None = None, *,
                log_requests: bool = True, client_max_size: int = 64 * 1024 * 1024) -> web.Application:
     app = web.Application(middlewares=[request_id_and_errors], client_max_size=client_max_size)
+    app.on_response_prepare.append(_mark_started)
     state = GatewayState(runtime=runtime, limiter=limiter, log_requests=log_requests, cache=cache)
     state.services["ratelimit"] = limiter
     state.services["models"] = state.models

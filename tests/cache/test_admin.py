@@ -9,8 +9,10 @@ import pytest
 import structlog
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from cache.admin import ADMIN_NAME, admin_routes
+from cache.admin import ADMIN_NAME, admin_routes, body_lines
 from cache.service import CacheService
 from cache.stores.memory import MemoryStore
 from cache.stores.redis import RedisStore
@@ -226,3 +228,42 @@ async def test_an_import_cut_short_by_the_store_is_still_audited(encoder, policy
         await client.close()
         await target.aclose()
         await source.aclose()
+
+
+class _Chunks:
+    """A request body as the network hands it over: in chunks of any size."""
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = chunks
+
+    async def iter_any(self):
+        for chunk in self.chunks:
+            yield chunk
+
+
+def _read_all(lines) -> list:
+    """Drive the line reader without an event loop: over `_Chunks` it never has to wait."""
+    async def collect():
+        return [line async for line in lines]
+    try:
+        collect().send(None)
+    except StopIteration as done:
+        return done.value
+    raise AssertionError("the line reader waited")
+
+
+CAP = 12
+
+
+@given(body=st.lists(st.sampled_from([b"a", b"b", b"\n", b"\r", b"x" * 7]), max_size=40).map(b"".join),
+       cuts=st.lists(st.integers(0, 300), max_size=12))
+@settings(max_examples=400, deadline=None)
+def test_import_lines_do_not_depend_on_how_the_body_is_split(body, cuts):
+    """Every line comes back whole, a line longer than the cap as None, wherever the chunks split it
+    (a line just over the cap used to pass when its newline came in the same chunk)."""
+    points = sorted({0, len(body), *(c for c in cuts if c < len(body))})
+    chunks = [body[a:b] for a, b in zip(points, points[1:])]
+    expected = body.split(b"\n")
+    if expected[-1] == b"":
+        expected.pop()  # a final newline ends the last line; it does not start another
+    assert _read_all(body_lines(_Chunks(chunks), CAP)) == [None if len(x) > CAP else x for x in expected]

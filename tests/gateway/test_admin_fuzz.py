@@ -40,7 +40,9 @@ ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 schema = schemathesis.openapi.from_path(SPEC)
 
 SEEDED: dict[str, list[str]] = {}
-"""tenant → ids of its seeded entries (filled by the `admin_gateway` fixture)."""
+"""The fuzz's own tenants → ids of their entries (filled by the `admin_gateway` fixture). The fuzz
+deletes and flushes what it finds, so it gets tenants no other test reads, and the tests can run in
+any order."""
 _TENANT_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}")
 _ENTRY_OK = re.compile(r"[0-7][0-9a-f]{15}")
 
@@ -158,7 +160,8 @@ def _entries(gw, tenant: str) -> list[dict]:
 @pytest.fixture(scope="module")
 def admin_gateway(workdir, upstream):
     """A gateway whose encoder is loaded (so search answers, not 503) with a few entries in acme and
-    globex (real chat completions at temperature 0), and in `imported` (acme's export, imported)."""
+    globex (real chat completions at temperature 0), in `imported` (acme's export, imported), and in
+    the fuzz's own `fuzzed-a` and `fuzzed-b` (imported too)."""
     own = workdir / "admin-fuzz"
     own.mkdir()
     gw = start_gateway(own, gateway_config({"small": [upstream.url]}))
@@ -181,10 +184,11 @@ def admin_gateway(workdir, upstream):
             time.sleep(0.1)
         status, export = _http("GET", gw.url + "/admin/cache/acme/export", headers=ADMIN)
         assert status == 200 and export.count(b"\n") == len(prompts), export[:300]
-        status, raw = _http("POST", gw.url + "/admin/cache/imported/import", export,
-                            {**ADMIN, "Content-Type": "application/x-ndjson"})
-        assert status == 200 and json.loads(raw)["imported"] == len(prompts), raw
-        for tenant in ("acme", "globex", "imported"):
+        for tenant in ("imported", "fuzzed-a", "fuzzed-b"):
+            status, raw = _http("POST", f"{gw.url}/admin/cache/{tenant}/import", export,
+                                {**ADMIN, "Content-Type": "application/x-ndjson"})
+            assert status == 200 and json.loads(raw)["imported"] == len(prompts), raw
+        for tenant in ("fuzzed-a", "fuzzed-b"):
             SEEDED[tenant] = [e["id"] for e in _entries(gw, tenant)]
         EXPORTED.append(json.loads(export.splitlines()[0]))
         yield gw
