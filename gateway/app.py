@@ -19,7 +19,7 @@ from gateway.completions import handle_chat, handle_completions
 from gateway.errors import APIError
 from gateway.logs import log
 from gateway.runtime import RuntimeManager
-from gateway.state import STATE, GatewayState
+from gateway.state import REQUEST_ID, STATE, GatewayState
 from policies.ratelimit import RateLimiter
 
 _HTTP_MESSAGES = {404: "Unknown request URL: {method} {path}.", 405: "Method {method} is not allowed for {path}."}
@@ -33,7 +33,7 @@ async def request_id_and_errors(
     rid = request.headers.get("x-request-id")
     if not rid or len(rid) > 128:
         rid = uuid.uuid4().hex
-    request["request_id"] = rid
+    request[REQUEST_ID] = rid
     try:
         response = await handler(request)
     except Exception as exc:

@@ -23,7 +23,7 @@ from gateway.auth import principal_for
 from gateway.context import RequestContext
 from gateway.errors import APIError
 from gateway.record import record
-from gateway.state import STATE, GatewayState
+from gateway.state import REQUEST_ID, STATE, GatewayState
 from gateway.understand import classify, needs_class, route
 from gateway.validate import include_usage, parse_json, validate
 from policies.budget import evaluate_async
@@ -106,7 +106,7 @@ async def handle_completions(request: web.Request) -> web.StreamResponse:
 
 async def _handle(request: web.Request, endpoint: str) -> web.StreamResponse:
     state: GatewayState = request.app[STATE]
-    ctx = RequestContext(request_id=request["request_id"], endpoint=endpoint, body={},
+    ctx = RequestContext(request_id=request[REQUEST_ID], endpoint=endpoint, body={},
                          runtime=state.runtime.current)
     ctx.response_headers["x-request-id"] = ctx.request_id
     metrics.IN_FLIGHT.inc()

@@ -63,3 +63,5 @@ class GatewayState:
 
 
 STATE = web.AppKey("switchyard_state", GatewayState)
+REQUEST_ID = web.RequestKey("request_id", str)
+"""The id of a request (the client's `x-request-id`, or a new one), set first by the middleware."""
