@@ -29,6 +29,13 @@ class GatewayState:
     cache: CacheService | None = None
     background: set[asyncio.Task] = field(default_factory=set)
     """Work that outlives its request (cache stores): held so it is not garbage-collected mid-way."""
+    log_requests: bool = True
+    services: dict[str, Any] = field(default_factory=dict)
+    """Services with a `status()` shown in /readyz, by name."""
+    embed: Callable[[list[str]], np.ndarray] | None = None
+    """The shared sentence encoder (sync, for worker threads), when one is loaded."""
+
+    _compressors: dict[tuple[int, int], Compressor] = field(default_factory=dict)
 
     def spawn(self, coro) -> None:
         task = asyncio.create_task(coro)
@@ -41,13 +48,6 @@ class GatewayState:
             exc = task.exception()
             log.error("gateway.background_failed", task=task.get_name(), error=type(exc).__name__,
                       detail=str(exc)[:200])
-    log_requests: bool = True
-    services: dict[str, Any] = field(default_factory=dict)
-    """Services with a `status()` shown in /readyz, by name."""
-    embed: Callable[[list[str]], np.ndarray] | None = None
-    """The shared sentence encoder (sync, for worker threads), when one is loaded."""
-
-    _compressors: dict[tuple[int, int], Compressor] = field(default_factory=dict)
 
     def compressor(self, budgets: Budgets, counter: TokenCounter) -> Compressor | None:
         """A compressor only for tenants whose policy compresses (it is used off the event loop). One per
