@@ -200,8 +200,7 @@ def admin_routes(service: CacheService,
             return _error(400, ENTRY_ID_RULE, param="entry_id")
         entry = await service.get_entry(tenant, entry_id)
         if entry is None:
-            return unavailable() or _error(404, f"no entry {entry_id} for tenant {tenant}", "not_found_error",
-                                           code="entry_not_found")
+            return unavailable() or _error(404, f"no entry {entry_id} for tenant {tenant}", code="entry_not_found")
         return _json(_entry_view(entry))
 
     async def delete_entry(request: web.Request) -> web.Response:
@@ -212,7 +211,7 @@ def admin_routes(service: CacheService,
             return down
         deleted = await service.delete_entries(tenant, [entry_id])
         if not deleted:
-            return _error(404, f"no entry {entry_id} for tenant {tenant}", "not_found_error", code="entry_not_found")
+            return _error(404, f"no entry {entry_id} for tenant {tenant}", code="entry_not_found")
         log.info("cache.admin.delete", admin=_who(request), tenant=tenant, ids=[entry_id], deleted=deleted)
         return _json({"deleted": deleted, "ids": [entry_id]})
 
