@@ -43,7 +43,6 @@ from cache.evalset import load_groups  # noqa: E402
 from cache.index import single_thread_search  # noqa: E402
 from cache.service import CacheService  # noqa: E402
 from cache.stores.memory import MemoryStore  # noqa: E402
-from cache.verifier_model import WordVectors  # noqa: E402
 from policies.schema import CachePolicy  # noqa: E402
 
 TENANT = "bench"
@@ -149,7 +148,6 @@ async def run_size(n: int, encoder: Encoder, real_texts: list[str], real_vectors
     single_thread_search()
     # Cold text caches: the guard has read nothing of this size yet, and warms up on other texts.
     guard.clear_text_caches()
-    WordVectors.shared()._content.clear()
     for text in warmup:
         await service.lookup(TENANT, policy, "chat", body(text), await encoder.embed(text))
     calls[0] = 0

@@ -157,9 +157,13 @@ def unmatched_terms(query: str, cached: str, *, with_synonyms: bool = True) -> t
 
 
 def clear_text_caches() -> None:
-    """Forget every per-text analysis (for measuring the guard on texts it has not seen)."""
+    """Forget every per-text analysis, the learned verifier's too (for measuring the guard on texts it
+    has not seen)."""
+    from cache.verifier_model import WordVectors
+
     for cached in (phrased_tokens, analyse, surface, synonyms._senses, _synonym_candidates, _compounds):
         cached.cache_clear()
+    WordVectors.forget_texts()
 
 
 SECOND_CHANCE = frozenset({"terms", "light"})

@@ -106,6 +106,13 @@ class WordVectors:
                 cls._instance = cls()
             return cls._instance
 
+    @classmethod
+    def forget_texts(cls) -> None:
+        """Drop the shared instance's per-text vectors, if it was made (for measuring cold texts)."""
+        with cls._lock:
+            if cls._instance is not None:
+                cls._instance._content.clear()
+
     def content(self, text: str) -> np.ndarray:
         """The vectors of a text's content words (terms and light words), one row each; cached per text."""
         hit = self._content.get(text)
