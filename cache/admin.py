@@ -83,9 +83,13 @@ def _who(request: web.Request) -> str:
     return str(request.get(ADMIN_NAME) or "unknown")
 
 
+def valid_tenant_id(tenant: str) -> bool:
+    return _TENANT.fullmatch(tenant) is not None
+
+
 def _tenant(request: web.Request) -> str:
     tenant = request.match_info["tenant"]
-    if not _TENANT.fullmatch(tenant):
+    if not valid_tenant_id(tenant):
         raise BadRequest(f"invalid tenant id {tenant!r}", "tenant")
     return tenant
 
@@ -129,9 +133,6 @@ def _query_number(request: web.Request, name: str, default: float, low: float, h
     if not low <= value <= high:  # NaN fails too
         raise BadRequest(f"{name} must be a number between {low} and {high}", name)
     return value
-
-
-_END = object()
 
 
 async def body_lines(content: StreamReader, max_line: int) -> AsyncIterator[bytes | None]:
@@ -302,34 +303,30 @@ def admin_routes(service: CacheService,
             log.info("cache.admin.import", admin=who, tenant=tenant, imported=imported, errors=len(errors),
                      seconds=round(time.perf_counter() - started, 3), **outcome)
 
-        lines = body_lines(request.content, MAX_IMPORT_LINE)  # streamed: imports can be large
-        while True:
-            try:
-                raw = await anext(lines, _END)
-            except (RequestPayloadError, HttpProcessingError):  # a body that is cut short or mis-encoded
-                audit(stopped_at_line=line_no + 1)
-                return _error(400, f"the request body could not be read past line {line_no}; {imported} entries "
-                                   f"were imported before it", param="body", code="unreadable_body")
-            if raw is _END:
-                break
-            line_no += 1
-            if raw is None:
-                errors.append({"line": line_no, "error": f"longer than {MAX_IMPORT_LINE} bytes"})
-                continue
-            line = raw.strip()
-            if not line:
-                continue
-            try:
-                await service.import_entry(tenant, orjson.loads(line), who=who, policy=policy)
-                imported += 1
-            except orjson.JSONDecodeError as exc:
-                errors.append({"line": line_no, "error": f"not valid JSON: {exc}"[:300]})
-            except BadImportLine as exc:
-                errors.append({"line": line_no, "error": str(exc)[:300]})
-            except ConnectionError:
-                audit(stopped_at_line=line_no)
-                return _error(503, f"cache store became unavailable at line {line_no}; {imported} entries "
-                                   f"were imported before it", "service_unavailable", code="cache_store_down")
+        try:
+            async for raw in body_lines(request.content, MAX_IMPORT_LINE):  # streamed: imports can be large
+                line_no += 1
+                if raw is None:
+                    errors.append({"line": line_no, "error": f"longer than {MAX_IMPORT_LINE} bytes"})
+                    continue
+                line = raw.strip()
+                if not line:
+                    continue
+                try:
+                    await service.import_entry(tenant, orjson.loads(line), who=who, policy=policy)
+                    imported += 1
+                except orjson.JSONDecodeError as exc:
+                    errors.append({"line": line_no, "error": f"not valid JSON: {exc}"[:300]})
+                except BadImportLine as exc:
+                    errors.append({"line": line_no, "error": str(exc)[:300]})
+                except ConnectionError:
+                    audit(stopped_at_line=line_no)
+                    return _error(503, f"cache store became unavailable at line {line_no}; {imported} entries "
+                                       f"were imported before it", "service_unavailable", code="cache_store_down")
+        except (RequestPayloadError, HttpProcessingError):  # a body that is cut short or mis-encoded
+            audit(stopped_at_line=line_no + 1)
+            return _error(400, f"the request body could not be read past line {line_no}; {imported} entries "
+                               f"were imported before it", param="body", code="unreadable_body")
         audit()
         result = {"imported": imported, "errors": errors[:100], "error_count": len(errors)}
         if errors and not imported:

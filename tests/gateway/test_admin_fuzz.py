@@ -31,6 +31,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from cache.admin import valid_tenant_id
+from cache.entry import valid_entry_id
 from tests.processes import ADMIN_KEY, TENANT_KEYS, gateway_config, start_gateway
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,8 +45,6 @@ SEEDED: dict[str, list[str]] = {}
 """The fuzz's own tenants → ids of their entries (filled by the `admin_gateway` fixture). The fuzz
 deletes and flushes what it finds, so it gets tenants no other test reads, and the tests can run in
 any order."""
-_TENANT_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}")
-_ENTRY_OK = re.compile(r"[0-7][0-9a-f]{15}")
 
 
 @schema.hook
@@ -54,9 +54,9 @@ def flatmap_path_parameters(context, path_parameters):
     if not SEEDED or not isinstance(path_parameters, dict):
         return st.just(path_parameters)
     tenant, entry_id = path_parameters.get("tenant"), path_parameters.get("entry_id")
-    if not (isinstance(tenant, str) and _TENANT_OK.fullmatch(tenant)):
+    if not (isinstance(tenant, str) and valid_tenant_id(tenant)):
         return st.just(path_parameters)  # an invalid tenant stays: that is what the case tests
-    if "entry_id" in path_parameters and not (isinstance(entry_id, str) and _ENTRY_OK.fullmatch(entry_id)):
+    if "entry_id" in path_parameters and not (isinstance(entry_id, str) and valid_entry_id(entry_id)):
         return st.just(path_parameters)
     variants = [path_parameters]
     for name, ids in SEEDED.items():

@@ -8,12 +8,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from cache.service import CacheService
-from gateway.app import create_app
-from gateway.runtime import RuntimeManager
-from policies.ratelimit import RateLimiter
-from policies.schema import GatewayConfig
-from tests.processes import gateway_config
+from tests.gateway.conftest import in_process_app
 from tests.redis_server import free_port
 
 
@@ -30,10 +25,7 @@ async def _breaks_before_answering(request: web.Request) -> web.StreamResponse:
 
 @pytest.fixture
 async def app_url():
-    off = {"cache": {"enabled": False}}
-    config = GatewayConfig.model_validate(gateway_config({"small": ["http://127.0.0.1:9"]}, acme=off, globex=off))
-    app = create_app(RuntimeManager(config, "test"), await RateLimiter.create(None),
-                     await CacheService.create(None, load_encoder=False))
+    app, _ = await in_process_app()
     app.router.add_get("/test/mid-stream", _breaks_mid_stream)
     app.router.add_get("/test/before", _breaks_before_answering)
     runner = web.AppRunner(app)

@@ -8,20 +8,12 @@ import asyncio
 import structlog
 from aiohttp import web
 
-from cache.service import CacheService
-from gateway.app import create_app
-from gateway.runtime import RuntimeManager
 from gateway.state import STATE
-from policies.ratelimit import RateLimiter
-from policies.schema import GatewayConfig
-from tests.processes import gateway_config
+from tests.gateway.conftest import in_process_app
 
 
 async def test_a_failed_background_task_neither_stops_the_shutdown_nor_goes_unreported():
-    off = {"cache": {"enabled": False}}  # no model loading: this test is about the lifecycle
-    config = GatewayConfig.model_validate(gateway_config({"small": ["http://127.0.0.1:9"]}, acme=off, globex=off))
-    cache = await CacheService.create(None, load_encoder=False)
-    app = create_app(RuntimeManager(config, "test"), await RateLimiter.create(None), cache)
+    app, cache = await in_process_app()
     runner = web.AppRunner(app)
     await runner.setup()
     state = app[STATE]
