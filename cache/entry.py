@@ -156,4 +156,6 @@ class CacheLookup:
         if self.hit is not None:
             headers["x-switchyard-cache-similarity"] = f"{self.hit.similarity:.4f}"
             headers["x-switchyard-cache-entry"] = self.hit.entry_id
+            # HTTP's Age: how long ago the answer was made (what `max-age` in cache.directives bounds)
+            headers["age"] = str(max(0, int(time.time() - self.hit.entry.created_at)))
         return headers

@@ -253,22 +253,29 @@ class CacheService:
         return look
 
     async def lookup(self, tenant_id: str, policy: CachePolicy, endpoint: str, body: dict,
-                     embedding: Embedding = None, *, scope: str = "", bypass: str | None = None) -> CacheLookup:
+                     embedding: Embedding = None, *, scope: str = "", bypass: str | None = None,
+                     max_age: int | None = None) -> CacheLookup:
         """Exact, then semantic. Never raises for a store outage (→ bypass). `embedding` is the request
         vector from the encode step, or a function computing it, called only after an exact miss when
         the namespace has entries to search; without it the service encodes the text itself. `scope`:
         what else decides the answer (`keys.request_digest`); `bypass`: a reason the caller has to
-        skip the cache (counted and reported like the service's own)."""
+        skip the cache (counted and reported like the service's own). `max_age`: the client's limit
+        on an entry's age in seconds (`cache.directives`); 0 answers a miss without looking, so the
+        fresh answer is stored in place of the old one."""
         started = time.perf_counter()
         reason = bypass or self.bypass_reason(policy, body, endpoint)
         if reason is None and not self.storage.healthy:
             reason = "store unavailable"
         if reason is not None:
             return self._record(tenant_id, CacheLookup("bypass", reason=reason), started)
+        if max_age == 0:
+            return self._record(tenant_id, CacheLookup("miss", reason="client no-cache"), started)
+        born_after = time.time() - max_age if max_age is not None else None
         exact_key = keys.exact_key(tenant_id, endpoint, body, scope)
         entry = await self.storage.get_exact(tenant_id, exact_key)
         # The entry must be this request's, not merely what the pointer names (an id re-used by an import)
-        if entry is not None and entry.tenant == tenant_id and entry.exact_key == exact_key:
+        if entry is not None and entry.tenant == tenant_id and entry.exact_key == exact_key \
+                and (born_after is None or entry.created_at >= born_after):
             self.storage.touch(tenant_id, entry.id)
             return self._record(tenant_id, CacheLookup("hit-exact", CacheHit("exact", 1.0, entry)), started)
         refused: str | None = None
@@ -281,7 +288,8 @@ class CacheService:
                 if vector is None:
                     refused = "no vector"
                 else:
-                    hit, refused = await self._semantic(tenant_id, policy, context, text, vector, index)
+                    hit, refused = await self._semantic(tenant_id, policy, context, text, vector, index,
+                                                        born_after)
                     if hit is not None:
                         self.storage.touch(tenant_id, hit.entry_id)
                         return self._record(tenant_id, CacheLookup("hit-semantic", hit), started)
@@ -310,7 +318,7 @@ class CacheService:
             return None
 
     async def _semantic(self, tenant_id: str, policy: CachePolicy, context: str, text: str, vector: np.ndarray,
-                        index: VectorIndex) -> tuple[CacheHit | None, str | None]:
+                        index: VectorIndex, born_after: float | None = None) -> tuple[CacheHit | None, str | None]:
         threshold = self.threshold(tenant_id, policy)
         verify = self.verifier
         if verify is near_miss.verify and not policy.learned_verifier:
@@ -322,6 +330,9 @@ class CacheService:
         refused = None
         for (_, score), entry in zip(candidates, entries):
             if entry is None or entry.tenant != tenant_id or entry.context_key != context:
+                continue
+            if born_after is not None and entry.created_at < born_after:
+                refused = "older than max-age"
                 continue
             if policy.verify:
                 try:

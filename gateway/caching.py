@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from aiohttp import web
 
+from cache import directives
 from cache.render import render_body, render_events, sse_bytes
 from gateway.context import RequestContext
+from gateway.errors import APIError
 from gateway.understand import embed
 from policies.routing import looks_like_refusal
 from policies.tokens import count_request
@@ -62,21 +64,39 @@ def answer_scope(ctx: RequestContext) -> str:
     return digest
 
 
-async def lookup(state: GatewayState, ctx: RequestContext, *, route_override: bool = False) -> Any:
+def client_directives(request: web.Request) -> directives.CacheDirectives:
+    """The request's `x-switchyard-cache-control` (cache/directives.py); a bad one is the client's error."""
+    try:
+        return directives.parse(request.headers.get(directives.HEADER))
+    except ValueError as exc:
+        raise APIError(400, f"Invalid {directives.HEADER} header: {exc}.", param=directives.HEADER,
+                       code="invalid_cache_control") from None
+
+
+async def lookup(state: GatewayState, ctx: RequestContext, *, route_override: bool = False,
+                 asked: directives.CacheDirectives = directives.NONE) -> Any:
     """The cache's verdict for this request (a bypass too: policy off, not deterministic, a routing
-    override, ... is counted and named in the header), or None when the gateway runs without a cache."""
+    override, ... is counted and named in the header), or None when the gateway runs without a cache.
+    `asked`: the client's directives; with `only-if-cached` anything but a hit is a 504 here."""
     service = state.cache
     tenant = ctx.tenant
     assert tenant is not None
-    if service is None:
-        return None
-    # A request that picks its own pool (x-switchyard-route) is answered by that pool: it neither takes
-    # a hit made elsewhere (nor skips the header's permission check) nor leaves one for others.
-    look = await service.lookup(ctx.tenant_id, tenant.cache, ctx.endpoint, ctx.body,
-                                request_vector(state, ctx) if tenant.cache.semantic else None,
-                                scope=answer_scope(ctx), bypass="route override" if route_override else None)
-    ctx.cache_result = look.result
-    ctx.response_headers.update(look.headers)
+    look = None
+    if service is not None:
+        # A request that picks its own pool (x-switchyard-route) is answered by that pool: it neither takes
+        # a hit made elsewhere (nor skips the header's permission check) nor leaves one for others.
+        look = await service.lookup(ctx.tenant_id, tenant.cache, ctx.endpoint, ctx.body,
+                                    request_vector(state, ctx) if tenant.cache.semantic else None,
+                                    scope=answer_scope(ctx), bypass="route override" if route_override else None,
+                                    max_age=asked.max_age)
+        ctx.cache_result = look.result
+        ctx.response_headers.update(look.headers)
+        ctx.cache_store = look.result == "miss" and not asked.no_store and int(ctx.body.get("n") or 1) == 1
+    if asked.only_if_cached and (look is None or look.hit is None):
+        # 504 is HTTP's answer to only-if-cached (RFC 9111); nothing timed out, and the request's own
+        # directive is why it has no answer. The OpenAI SDKs retry a 5xx unless told not to.
+        raise APIError(504, f"No cached answer for this request, and {directives.HEADER} says only-if-cached.",
+                       code="not_cached", type="invalid_request_error", headers={"x-should-retry": "false"})
     return look
 
 

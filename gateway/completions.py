@@ -131,11 +131,10 @@ async def _pipeline(request: web.Request, state: GatewayState, ctx: RequestConte
     ctx.stream = bool(body.get("stream"))
     ctx.include_usage = include_usage(body)
     ctx.pool = resolve_model(ctx, tenant, ctx.public_model)
-    look = await caching.lookup(state, ctx, route_override=ROUTE_HEADER in request.headers)
-    if look is not None:
-        if look.hit is not None:
-            return await caching.respond_hit(request, ctx, look.hit)
-        ctx.cache_store = look.result == "miss" and int(body.get("n") or 1) == 1
+    look = await caching.lookup(state, ctx, route_override=ROUTE_HEADER in request.headers,
+                                asked=caching.client_directives(request))
+    if look is not None and look.hit is not None:
+        return await caching.respond_hit(request, ctx, look.hit)
     if needs_class(ctx):
         await classify(state, ctx)
     decision = route(request, ctx)

@@ -31,9 +31,9 @@ async def store(svc, policy, body, tenant="acme", text=ANSWER, finish="stop", en
     return await svc.store(tenant, policy, endpoint, body, vector, text, finish, USAGE, "backend-model")
 
 
-async def look(svc, policy, body, tenant="acme", endpoint="chat"):
+async def look(svc, policy, body, tenant="acme", endpoint="chat", **options):
     vector = await svc.encoder.embed(body["messages"][-1]["content"]) if endpoint == "chat" else None
-    return await svc.lookup(tenant, policy, endpoint, body, vector)
+    return await svc.lookup(tenant, policy, endpoint, body, vector, **options)
 
 
 async def test_exact_then_semantic_then_guard(service, policy):
@@ -47,12 +47,32 @@ async def test_exact_then_semantic_then_guard(service, policy):
     assert policy.threshold <= semantic.hit.similarity < 1.0
     assert semantic.headers == {"x-switchyard-cache": "hit-semantic",
                                 "x-switchyard-cache-similarity": f"{semantic.hit.similarity:.4f}",
-                                "x-switchyard-cache-entry": entry_id}
+                                "x-switchyard-cache-entry": entry_id, "age": "0"}
     near_miss = await look(service, policy, chat("What is the capital of Austria?"))
     assert near_miss.result == "miss" and near_miss.reason == "guard:terms"
     stats = await service.stats("acme")
     assert stats["results"] == {"miss": 2, "hit-exact": 1, "hit-semantic": 1}
     assert stats["guard_rejections"] == {"terms": 1}
+
+
+async def test_a_client_max_age_serves_only_younger_entries(service, policy):
+    """`x-switchyard-cache-control: max-age=N` (cache/directives.py): an entry made longer ago than N
+    seconds is served neither as an exact nor as a semantic hit; max-age=0 (no-cache) does not look."""
+    body = chat("What is the capital of Australia?")
+    entry_id = await store(service, policy, body)
+    entry = await service.get_entry("acme", entry_id)
+    entry.created_at -= 120  # made two minutes ago
+    for asked, kind in ((body, "hit-exact"), (chat("Which city is Australia's capital?"), "hit-semantic")):
+        young_enough = await look(service, policy, asked, max_age=3600)
+        assert young_enough.result == kind and young_enough.hit.entry_id == entry_id
+        assert 120 <= int(young_enough.headers["age"]) < 3600
+        too_old = await look(service, policy, asked, max_age=60)
+        assert too_old.result == "miss" and too_old.hit is None
+    assert too_old.reason == "older than max-age"
+    unlooked = await look(service, policy, body, max_age=0)
+    assert (unlooked.result, unlooked.reason) == ("miss", "client no-cache")
+    # A policy bypass still wins: the client's directive cannot make a request cacheable.
+    assert (await look(service, policy, {**body, "temperature": 0.9}, max_age=0)).result == "bypass"
 
 
 async def test_without_guard_the_near_miss_would_have_been_served(service):

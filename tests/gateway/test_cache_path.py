@@ -11,6 +11,7 @@ import urllib.request
 import openai
 import pytest
 
+from cache import directives
 from tests.processes import TENANT_KEYS
 
 
@@ -233,3 +234,99 @@ def test_a_semantic_hit_reports_its_own_prompt_tokens(gateway):
     assert usage.completion_tokens == original.parse().usage.completion_tokens
     assert usage.prompt_tokens == count_request("chat", reworded, ESTIMATE)
     assert usage.total_tokens == usage.prompt_tokens + usage.completion_tokens
+
+
+def _ask(gw, content, control=None, tenant="acme"):
+    headers = {directives.HEADER: control} if control is not None else None
+    return _client(gw, tenant).chat.completions.with_raw_response.create(
+        model="small", messages=[{"role": "user", "content": content}], max_tokens=4, temperature=0,
+        extra_headers=headers)
+
+
+def _cached_entry(gw, content) -> str:
+    """Ask until the answer is stored; the entry that answers it now."""
+    hit = _eventually_hit(lambda: _ask(gw, content))
+    assert hit.headers["x-switchyard-cache"] == "hit-exact"
+    return hit.headers["x-switchyard-cache-entry"]
+
+
+def _eventually_new_entry(gw, content, old: str, timeout=30.0) -> str:
+    """The stored answer replaced `old` (stores land after the response)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        raw = _ask(gw, content)
+        entry = raw.headers.get("x-switchyard-cache-entry")
+        if (entry and entry != old) or time.monotonic() > deadline:
+            return entry
+        time.sleep(0.2)
+
+
+def test_no_cache_asks_the_upstream_and_refreshes_the_entry(gateway, upstream):
+    content = "Which gas do plants take in for photosynthesis?"
+    _ask(gateway, content)
+    old = _cached_entry(gateway, content)
+    before = _stats(upstream)["requests"]
+    fresh = _ask(gateway, content, "no-cache")
+    assert fresh.headers["x-switchyard-cache"] == "miss"
+    assert _stats(upstream)["requests"] == before + 1
+    new = _eventually_new_entry(gateway, content, old)
+    assert new is not None and new != old  # the fresh answer took the old one's place
+
+
+def test_no_store_is_served_from_the_cache_but_leaves_nothing(gateway):
+    content = "How many strings does a standard violin have?"
+    first = _ask(gateway, content, "no-store")
+    assert first.headers["x-switchyard-cache"] == "miss"
+    time.sleep(1.0)  # a store, had there been one, lands after the answer
+    assert _ask(gateway, content, "no-store").headers["x-switchyard-cache"] == "miss"
+    _ask(gateway, content)
+    entry = _cached_entry(gateway, content)
+    again = _ask(gateway, content, "no-store")
+    assert (again.headers["x-switchyard-cache"], again.headers["x-switchyard-cache-entry"]) == ("hit-exact", entry)
+
+
+def test_max_age_serves_only_a_young_enough_answer(gateway, upstream):
+    content = "What is the chemical symbol for sodium?"
+    _ask(gateway, content)
+    old = _cached_entry(gateway, content)
+    young = _ask(gateway, content, "max-age=3600")
+    assert young.headers["x-switchyard-cache"] == "hit-exact" and 0 <= int(young.headers["age"]) < 3600
+    time.sleep(2.1)
+    before = _stats(upstream)["requests"]
+    too_old = _ask(gateway, content, "Max-Age=1, x-unknown-directive")
+    assert too_old.headers["x-switchyard-cache"] == "miss" and "age" not in too_old.headers
+    assert _stats(upstream)["requests"] == before + 1
+    assert _eventually_new_entry(gateway, content, old) != old
+
+
+def test_only_if_cached_never_reaches_a_backend(gateway, upstream):
+    content = "Which planet has the most moons?"
+    before = _stats(upstream)["requests"]
+    with pytest.raises(openai.APIStatusError) as info:
+        _ask(gateway, content, "only-if-cached")
+    error = info.value
+    assert error.status_code == 504 and error.response.headers["x-should-retry"] == "false"
+    assert error.body["code"] == "not_cached" and error.body["type"] == "invalid_request_error"
+    assert error.response.headers["x-switchyard-cache"] == "miss"
+    assert _stats(upstream)["requests"] == before
+    _ask(gateway, content)
+    entry = _cached_entry(gateway, content)
+    cached = _ask(gateway, content, "only-if-cached")
+    assert cached.headers["x-switchyard-cache-entry"] == entry
+    # Not cacheable at all (temperature > 0): still a 504, not an upstream call.
+    with pytest.raises(openai.APIStatusError) as info:
+        _client(gateway).chat.completions.create(
+            model="small", messages=[{"role": "user", "content": content}], max_tokens=4, temperature=0.9,
+            extra_headers={directives.HEADER: "only-if-cached"})
+    assert info.value.status_code == 504 and _stats(upstream)["requests"] == before + 1
+
+
+@pytest.mark.parametrize("control", ["max-age=soon", "max-age=-5", "max-age=", "max-age=1.5", "no-cache, max-age=12s"])
+def test_a_malformed_cache_control_is_a_clear_400(gateway, upstream, control):
+    before = _stats(upstream)["requests"]
+    with pytest.raises(openai.BadRequestError) as info:
+        _ask(gateway, "What is the tallest mountain in Africa?", control)
+    body = info.value.body
+    assert body["code"] == "invalid_cache_control" and body["param"] == directives.HEADER
+    assert "max-age must be a whole number of seconds" in body["message"]
+    assert _stats(upstream)["requests"] == before
