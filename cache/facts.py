@@ -10,7 +10,7 @@ from functools import lru_cache
 
 from cache import lexicon as lx
 from cache.intents import acts_of, forms_of, intent_of, roles_of
-from cache.numerals import OPERATION, OPERATOR, expression_operators, read_numbers
+from cache.numerals import OPERATION, OPERATOR, expression_operators, read_numbers, trailing_zero_decimals
 from cache.wording import (QUANTITY_NOUNS, canonical, language_of, light_stem, named_words, parse_number,
                            phrased_tokens, quoted_words, said_words)
 
@@ -58,8 +58,9 @@ class Facts:
     intent: str | None  # the kind of answer the wording asks for (`intent_of`)
     acts: frozenset[str]  # what a request asks to do to a thing: create, read, count, delete, change (`acts_of`)
     amount: str | None  # what a how-much question measures: count, measure, cost, amount (`_amount`)
-    operations: frozenset[tuple[str, str, str]]  # (div|pow|sub, left, right): "4/3" → ("div", "4", "3")
+    operations: frozenset[tuple[str, str, str]]  # (div|pow|sub|ratio, left, right): "4/3" → ("div", "4", "3")
     operators: tuple[str, ...]  # a written expression's operators in order: "2x + 5 = 15" → ("+", "=")
+    decimals: tuple[str, ...]  # decimals written with a final zero: "Python 3.10" → ("3.10",)
     subject_of: frozenset[str]  # verbs whose subject the question word is: "What eats koalas?" (`roles_of`)
     object_of: frozenset[str]  # verbs whose object it is: "What do koalas eat?"
     forms: frozenset[str]  # the forms the answer is asked to take: poem, summary, brief… (`forms_of`)
@@ -323,6 +324,7 @@ def analyse(text: str) -> Facts:
         operations=frozenset((OPERATOR[m.group(2).strip().lower()], m.group(1), m.group(3))
                              for m in OPERATION.finditer(text)) | divisions,
         operators=expression_operators(text),
+        decimals=trailing_zero_decimals(text),
         forms=forms,
         mentioned_forms=mentioned_forms,
     )

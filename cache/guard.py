@@ -227,6 +227,8 @@ def verify_rules(query: str, cached: str) -> Verdict:
         return Verdict(False, "language", f"{a.language} vs {b.language}")
     if a.numbers != b.numbers:
         return Verdict(False, "numbers", f"{list(a.numbers)} vs {list(b.numbers)}")
+    if a.decimals != b.decimals:  # "Python 3.10" ≠ "Python 3.1"
+        return Verdict(False, "numbers", f"{list(a.decimals)} vs {list(b.decimals)}")
     if a.percents != b.percents:
         return Verdict(False, "numbers", f"percent of {list(a.percents)} vs {list(b.percents)}")
     if a.ordinals != b.ordinals:

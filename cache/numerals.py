@@ -9,11 +9,22 @@ import re
 from cache import lexicon as lx
 from cache.wording import SUPERSCRIPT_POWERS, parse_number
 
-# Operations whose operands do not commute: "4/3" ≠ "3/4", "2 to the power of 10" ≠ "10 to the power of 2"
+# Operations whose operands do not commute: "4/3" ≠ "3/4", "2 to the power of 10" ≠ "10 to the power of 2",
+# and ratios: a "16:9" video is not a "9:16" one
 _NUM = r"(\d+(?:[.,]\d+)?)"
-OPERATION = re.compile(_NUM + r"\s*(/|÷|\^|\*\*|-|−| divided by | over | to the power of | minus )\s*" + _NUM, re.I)
+OPERATION = re.compile(_NUM + r"\s*(/|÷|\^|\*\*|-|−|:| divided by | over | to the power of | minus )\s*" + _NUM, re.I)
 OPERATOR = {"/": "div", "÷": "div", "divided by": "div", "over": "div", "^": "pow", "**": "pow",
-            "to the power of": "pow", "-": "sub", "−": "sub", "minus": "sub"}
+            "to the power of": "pow", "-": "sub", "−": "sub", "minus": "sub", ":": "ratio"}
+
+# A decimal whose last digit is a zero: as a float "3.10" is "3.1", but Python 3.10 is not Python 3.1
+_TRAILING_ZERO_DECIMAL = re.compile(r"\d[\d,]*\.\d*0")
+
+
+def trailing_zero_decimals(text: str) -> tuple[str, ...]:
+    """The decimals written with a final zero ("3.10", "1.20"), which the numbers' values cannot tell
+    from the same decimal without it."""
+    return tuple(sorted(m.group(0) for m in _TRAILING_ZERO_DECIMAL.finditer(text)
+                        if not text[m.end():m.end() + 1].isdigit()))
 
 
 # The operators of a written expression, in order: "2x + 5 = 15" has (+, =), "2x - 5 = 15" (-, =). An
