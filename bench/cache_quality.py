@@ -10,6 +10,10 @@ paraphrase and each near-miss is looked up.
 A harder variant ("rotated") stores the first paraphrase instead of the question, so near-misses
 (written as edits of the question) also differ in wording from what is cached.
 
+Splits (cache/data/README.md): dev (the guard was designed on it), heldout (never tuned on), probe_a (an
+adversarial set written against the guard; stop 20's checks were designed on its failures) and probe_b
+(adversarial, written after those checks and not tuned on).
+
     python bench/cache_quality.py [--plot bench/results/cache_quality.png] [--cross-encoder PATH]
 
 The learned rows (rules + learned verifier, the shipped default) use the cross-encoder when its model file exists
@@ -31,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cache import cross_encoder, guard  # noqa: E402
 from cache.encoder import Encoder  # noqa: E402
-from cache.evalset import load_groups  # noqa: E402
+from cache.evalset import SPLITS, load_groups  # noqa: E402
 from cache.service import CacheService  # noqa: E402
 from cache.stores.memory import MemoryStore  # noqa: E402
 from policies.schema import CachePolicy  # noqa: E402
@@ -151,8 +155,8 @@ def plot(rows: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-    for ax, split in zip(axes, ("dev", "heldout")):
+    fig, axes = plt.subplots(1, len(SPLITS), figsize=(5.5 * len(SPLITS), 4), sharey=True)
+    for ax, split in zip(axes, SPLITS):
         for verify, style in ((False, "--"), (True, "-")):
             sel = [r for r in rows if r["split"] == split and r["verify"] == verify and not r["rotated"]]
             t = [r["threshold"] for r in sel]
@@ -180,18 +184,18 @@ async def main() -> None:
         cross_encoder.MODEL_PATH = Path(args.cross_encoder).resolve()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     encoder = Encoder.load()
-    texts = sorted({t for s in ("dev", "heldout") for g in load_groups(s)
+    texts = sorted({t for s in SPLITS for g in load_groups(s)
                     for t in [g.query, *g.paraphrases, *(x for _, x in g.near_misses)]})
     vectors = dict(zip(texts, encoder.embed_many(texts)))
-    runs = [(s, v, False, THRESHOLDS, False) for s in ("dev", "heldout") for v in (False, True)]
-    runs += [(s, True, True, [SHIPPED.threshold], False) for s in ("dev", "heldout")]
-    runs += [(s, True, r, [SHIPPED.threshold], True) for s in ("dev", "heldout") for r in (False, True)]
+    runs = [(s, v, False, THRESHOLDS, False) for s in SPLITS for v in (False, True)]
+    runs += [(s, True, True, [SHIPPED.threshold], False) for s in SPLITS]
+    runs += [(s, True, r, [SHIPPED.threshold], True) for s in SPLITS for r in (False, True)]
     total = sum(len(load_groups(s)) * len(t) for s, _, _, t, _ in runs)
     rows: list[dict] = []
     with tqdm(total=total, desc="lookups (groups x thresholds)", unit="group") as bar:
         for split, verify, rotated, thresholds, rules_only in runs:
             rows += await evaluate(encoder, split, thresholds, verify, rotated, vectors, bar, rules_only)
-    for split in ("dev", "heldout"):
+    for split in SPLITS:
         sel = [r for r in rows if r["split"] == split and not r["rotated"] and not r["rules_only"]]
         n = sel[0]
         print()
@@ -210,7 +214,7 @@ async def main() -> None:
                 name = f"{r['split']}{' (rotated)' if r['rotated'] else ''}"
                 print(f"{name:>18}: paraphrase hit {r['hit_rate']:.1%}, false hit {r['false_hit_rate']:.1%}, "
                       f"precision {r['precision']:.1%}, wrong-entry paraphrase hits {r['wrong_paraphrase_hits']}")
-    for split in ("dev", "heldout"):
+    for split in SPLITS:
         base = [r for r in rows if r["split"] == split and not r["verify"] and not r["rotated"]]
         best = max((r for r in base if r["hit_rate"] >= 0.9), key=lambda r: r["threshold"], default=None)
         if best:

@@ -1,5 +1,5 @@
 """Loader for the hand-written groups in `cache/data/` (format in cache/data/README.md): the `dev` and
-`heldout` evaluation splits, and the `train` split (every file in `cache/data/train/`) that the learned
+`heldout` evaluation splits, the adversarial `probe_a` and `probe_b` splits, and the `train` split (every file in `cache/data/train/`) that the learned
 verifier is fitted on."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 
 DATA_DIR = Path(__file__).parent / "data"
-SPLITS = {"dev": DATA_DIR / "groups_dev.txt", "heldout": DATA_DIR / "groups_heldout.txt"}
+SPLITS = {"dev": DATA_DIR / "groups_dev.txt", "heldout": DATA_DIR / "groups_heldout.txt",
+          "probe_a": DATA_DIR / "groups_probe_a.txt", "probe_b": DATA_DIR / "groups_probe_b.txt"}
 TRAIN_DIR = DATA_DIR / "train"
 
 

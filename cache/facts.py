@@ -23,7 +23,9 @@ mile_per_hour kilometer_per_hour light_year light_second hour minute second day 
 acre hectare quart pint stone ton tonne byte kilobyte megabyte gigabyte terabyte kilobit megabit gigabit
 joule watt kilowatt kilowatt_hour horsepower btu radian carat barrel bushel furlong fathom knot decade
 century millennium millisecond microsecond nanosecond bitcoin satoshi penny
+psi bar kpa atm mmhg mbps gbps kbps volt amp ampere ohm hertz hz mah newton lumen lux
 """.split())
+_UNIT_WORDS |= frozenset(canonical(w) for w in _UNIT_WORDS)
 _LANGUAGE_NAMES = frozenset("""
 english french german spanish italian portuguese dutch japanese chinese mandarin cantonese korean russian
 arabic hindi swedish norwegian danish finnish polish greek turkish hebrew latin
@@ -41,6 +43,7 @@ class Facts:
     terms: frozenset[str]  # specific terms that must appear on the other side
     light: frozenset[str]
     light_counts: tuple[tuple[str, int], ...]  # how often each light word is written ("US state … state parks")
+    counts: tuple[tuple[str, int], ...]  # how often each canonical token is written
     every: frozenset[str]  # terms asked for in full: "all the drummers" (`_every`)
     manner: frozenset[str]  # what "the X way to …" optimises: fast, easy, cheap, safe (`_manner`)
     singular: frozenset[str]  # terms named as one: "the drummer", not "drummers" nor "every drummer" (`_singular`)
@@ -236,6 +239,37 @@ def _ends(canon: list[str], content: set[str]) -> tuple[frozenset[str], frozense
     return frozenset(origins), frozenset(destinations)
 
 
+_NOT_A_NAME = frozenset(canonical(w) for w in "capital inner host port home big small major large old new".split())
+
+
+def _named_city(tokens: list[str], terms: set[str]) -> bool:
+    """"X city" after a name-like term, however written: "mexico city" is not "mexico" (a capitalised
+    "Mexico City" is a name already; "capital city", "inner city" are not names)."""
+    for before, tok in zip(tokens, tokens[1:]):
+        c = canonical(before)
+        if tok == "city" and c in terms and c not in POLE_OF and c not in _NOT_A_NAME and before not in lx.SUPERLATIVES:
+            return True
+    return False
+
+
+_RATE_UNITS = frozenset({"day", "week", "month", "year", "night", "hour", "minute"})
+_RATE_WORDS = {"daily": "day", "weekly": "week", "monthly": "month", "yearly": "year", "annual": "year",
+               "annually": "year", "hourly": "hour", "nightly": "night"}
+_KIND_WORDS = frozenset("species kinds types varieties breeds".split())
+
+
+def _rates(raw: list[str]) -> set[str]:
+    """"per year", "every day", "each month", "a week" (not "in a week"), "daily", "annual" → per_year, …"""
+    found = set()
+    for i, tok in enumerate(raw):
+        if tok in ("per", "every", "each", "a") and i + 1 < len(raw) and canonical(raw[i + 1]) in _RATE_UNITS \
+                and (tok != "a" or (i > 0 and raw[i - 1] not in ("in", "of", "for"))):
+            found.add("per_" + canonical(raw[i + 1]))
+        elif tok in _RATE_WORDS:
+            found.add("per_" + _RATE_WORDS[tok])
+    return found
+
+
 @lru_cache(maxsize=65536)
 def analyse(text: str) -> Facts:
     raw_tuple, phrased = phrased_tokens(text)
@@ -287,6 +321,20 @@ def analyse(text: str) -> Facts:
             terms.add(c)
     question = frozenset(QUESTION_TYPES[c] for c in canon if c in QUESTION_TYPES)
     intent = intent_of(raw, text)
+    amount = _amount(raw)
+    # Words that narrow the question although the terms check would let one side add them
+    extra_words: set[str] = set()
+    if _named_city(tokens, terms):
+        terms.add("city")  # "mexico city population" ≠ "mexico population"
+    rates = _rates(raw)
+    if rates:
+        extra_words |= rates
+        if intent == "yesno" or amount == "cost" or any(t in _MONEY_WORDS for t in raw):
+            terms |= rates  # "ibuprofen every day" ≠ "ibuprofen", "cost per year" ≠ "cost"
+    if any(t in _KIND_WORDS for t in raw):
+        extra_words.add("n_kinds")
+        if any(raw[i:i + 2] == ["how", "many"] and raw[i + 2] in _KIND_WORDS for i in range(len(raw) - 2)):
+            terms.add("n_kinds")  # "how many species of penguins" ≠ "how many penguins"
     if any(c in QUANTITY_NOUNS for c in canon):
         question |= {"quantity"}
     if any(t in lx.AGENT_NOUNS for t in tokens):
@@ -298,10 +346,11 @@ def analyse(text: str) -> Facts:
     forms, mentioned_forms = forms_of(raw)
     subject_of, object_of = roles_of(raw, canon)
     return Facts(
-        words=frozenset(canon) | frozenset(tokens),
+        words=frozenset(canon) | frozenset(tokens) | extra_words | terms,
         terms=frozenset(terms),
         light=frozenset(light),
         light_counts=tuple(sorted(Counter(light_seen).items())),
+        counts=tuple(sorted(Counter(canon).items())),
         every=_every(tokens, canon, terms),
         manner=_manner(tokens),
         singular=_singular(tokens, canon, terms),
@@ -318,7 +367,7 @@ def analyse(text: str) -> Facts:
         language=language,
         intent=intent,
         acts=acts_of(raw),
-        amount=_amount(raw),
+        amount=amount,
         subject_of=subject_of,
         object_of=object_of,
         operations=frozenset((OPERATOR[m.group(2).strip().lower()], m.group(1), m.group(3))

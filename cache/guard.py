@@ -53,9 +53,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from cache import lexicon as lx
-from cache import synonyms
+from cache import shapes, synonyms
 from cache.facts import AMOUNT_CONFLICTS, CONTRAST, POLE_OF, TYPED, Facts, analyse
 from cache.intents import INTENT_CONFLICTS
+from cache.shapes import shape_of
 from cache.wording import phrased_tokens, surface
 
 
@@ -161,7 +162,7 @@ def clear_text_caches() -> None:
     has not seen)."""
     from cache.verifier_model import WordVectors
 
-    for cached in (phrased_tokens, analyse, surface, synonyms._senses, _synonym_candidates, _compounds):
+    for cached in (phrased_tokens, analyse, shape_of, surface, synonyms._senses, _synonym_candidates, _compounds):
         cached.cache_clear()
     WordVectors.forget_texts()
 
@@ -276,6 +277,9 @@ def verify_rules(query: str, cached: str) -> Verdict:
     swapped = (a.subject_of & b.object_of) | (a.object_of & b.subject_of)  # a text has one role or none
     if swapped:
         return Verdict(False, "direction", f"subject and object of '{min(swapped)}' swapped")
+    shaped = shapes.conflict(shape_of(query), shape_of(cached), a, b)  # order, roles, particles, tense, …
+    if shaped:
+        return Verdict(False, *shaped)
     missing, extra = unmatched_terms(query, cached)
     if missing or extra:
         return Verdict(False, "terms", f"only in query {missing}, only in cached {extra}")
@@ -289,5 +293,16 @@ def verify_rules(query: str, cached: str) -> Verdict:
         kept = {w for w, n in x_counts.items() if n > y_counts.get(w, 0) > 0}  # written in both, once more in x
         new = y_light - x.words
         if kept and new:
+            return Verdict(False, "light", f"one use of {sorted(kept)} became {sorted(new)}")
+    # The same for a name: "I'm a US citizen in Canada. Do I file *state* taxes?" ≠ "… file *US* taxes?"
+    a_all, b_all = dict(a.counts), dict(b.counts)
+    for text, x, x_counts, y_counts, y_light in ((query, a, a_all, b_all, b_light), (cached, b, b_all, a_all, a_light)):
+        new = y_light - x.words
+        if not new:
+            continue
+        written, capitalised = surface(text)
+        kept = {w for w in x.terms if x_counts.get(w, 0) > y_counts.get(w, 0) > 0
+                and written.get(w, "") in capitalised | {"usa"}}
+        if kept:
             return Verdict(False, "light", f"one use of {sorted(kept)} became {sorted(new)}")
     return Verdict(True)

@@ -110,6 +110,13 @@ POLES: list[tuple[str, str]] = [
     ("strength", "weakness"), ("success", "failure"), ("inner", "outer"), ("upper", "lower"),
     ("male", "female"), ("odd", "even"), ("acid", "base"), ("dominant", "recessive"), ("public", "private"),
     ("internal", "external"), ("vertical", "horizontal"), ("sunrise", "sunset"), ("entry", "exit"),
+    # function words too (the pole check reads every token): "days since" ≠ "days until", "are all
+    # snakes venomous" ≠ "are any"
+    ("since", "until"), ("all", "any"), ("every", "any"),
+    # kin: WordNet's verb senses ("to father", "to mother" = beget) make these synonyms
+    ("mother", "father"), ("mom", "dad"), ("mum", "dad"), ("son", "daughter"), ("brother", "sister"),
+    ("husband", "wife"), ("boy", "girl"), ("king", "queen"), ("aunt", "uncle"), ("niece", "nephew"),
+    ("grandmother", "grandfather"), ("grandson", "granddaughter"), ("boyfriend", "girlfriend"),
 ]
 
 # Attributes whose answer is an amount: "What is the population of Canada?" asks what "How many people

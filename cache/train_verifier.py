@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cache import guard  # noqa: E402
 from cache import verifier_model as vm  # noqa: E402
-from cache.evalset import Group, load_file, load_groups, repeated_questions, split_paths, texts_of  # noqa: E402
+from cache.evalset import SPLITS, Group, load_file, load_groups, repeated_questions, split_paths, texts_of  # noqa: E402
 from cache.service import CANDIDATES  # noqa: E402
 
 VETO_CUTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
@@ -230,18 +230,19 @@ def main() -> None:
             groups.append(g)
             file_of.append(fi)
     groups, file_of = groups[:args.limit_groups], file_of[:args.limit_groups]
-    dev, heldout = load_groups("dev"), load_groups("heldout")
+    dev = load_groups("dev")
+    evaluation = [g for split in SPLITS for g in load_groups(split)]  # the others: only for the overlap filter
     encoder = Encoder.load()
-    texts = texts_of([*groups, *dev, *heldout])  # held-out: only for the overlap filter
+    texts = texts_of([*groups, *evaluation])
     vectors = dict(zip(texts, encoder.embed_many(texts)))
-    repeated = set(repeated_questions(groups, [*dev, *heldout], vectors, args.max_overlap))
+    repeated = set(repeated_questions(groups, evaluation, vectors, args.max_overlap))
     kept = [gi for gi in range(len(groups)) if gi not in repeated]
     groups, file_of = [groups[gi] for gi in kept], [file_of[gi] for gi in kept]
     pairs = build_pairs(groups)
     words = vm.WordVectors.shared()
     base, raw = raw_features(pairs, words)
     y = np.array([label for _, _, label, _ in pairs])
-    print(f"train groups {len(groups)} ({len(repeated)} left out: they repeat a dev/held-out question); "
+    print(f"train groups {len(groups)} ({len(repeated)} left out: they repeat an evaluation question: {', '.join(SPLITS)}); "
           f"model pairs {len(pairs)} (positives {int(y.sum())}, negatives {int((1 - y).sum())}, "
           f"rules pass {base[:, vm.BASE_FEATURES.index('rules_ok')].mean():.1%})")
     model, projections = fit(base, raw, y, args.seed, args.iterations)

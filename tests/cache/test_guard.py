@@ -145,8 +145,48 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("What's new in Python 3.1?", "What's new in Python 3.10?", "numbers"),
     ("What is the best resolution for a 9:16 YouTube video?", "What is the best resolution for a 16:9 YouTube video?",
      "numbers"),
+    # … and what cache/shapes.py reads: order, roles, particles, scope, tense, measures, requests
+    ("Are all rectangles squares?", "Are all squares rectangles?", "direction"),
+    ("Who is Zeus the father of?", "Who is the father of Zeus?", "direction"),
+    ("Which team beat Germany 7-1 in the 2014 World Cup?", "Which team did Germany beat 7-1 in the 2014 World Cup?",
+     "direction"),
+    ("Who was the Taj Mahal built by?", "For whom was the Taj Mahal built?", "direction"),
+    ("Can my employee read my work emails?", "Can my employer read my work emails?", "direction"),
+    ("How do I zoom in on a Mac?", "mac zoom out", "direction"),
+    ("Can children over 12 fly alone on Delta?", "Can children under 12 fly alone on Delta?", "direction"),
+    ("Is English an official language of India?", "Is English the only official language of India?", "question"),
+    ("Is it bad to drink coffee?", "Is it bad to drink too much coffee?", "question"),
+    ("Was Pluto considered a planet?", "Is Pluto considered a planet?", "question"),
+    ("Which planet has the largest moon?", "Which planet has the most moons?", "intent"),
+    ("What is the easiest sorting algorithm?", "What is the fastest sorting algorithm?", "intent"),
+    ("How do I write a cover letter for a data analyst role?", "Write a cover letter for a data analyst role.", "intent"),
+    ("job interview questions", "job interview tips", "intent"),
+    ("How do I know if I am in ketosis?", "How do I get into ketosis?", "intent"),
+    ("Which password manager is the best?", "What is a password manager?", "intent"),
+    ("When did France sell Louisiana?", "Which country did France sell Louisiana to?", "intent"),
+    ("Are any snakes venomous?", "Are all snakes venomous?", "poles"),
+    ("Who is the mother of Zeus?", "Who is the father of Zeus?", "poles"),
+    ("How many days since Christmas?", "How many days until Christmas?", "poles"),
+    ("mexico population", "mexico city population", "terms"),
+    ("How many penguins are there?", "How many species of penguins are there?", "terms"),
+    ("How much does a dog cost?", "How much does a dog cost per year?", "terms"),
+    ("How many bar are in one psi?", "Convert 1 bar to psi.", "direction"),
+    ("I'm a US citizen living in Canada. Do I still need to file state taxes?",
+     "I'm a US citizen living in Canada. Do I still need to file US taxes?", "light"),
 ]
 SERVED = [
+    # what cache/shapes.py leaves alone: a possessive reorders, "or"/"and" is symmetric, a rate in words
+    # matches one in digits, "when" matches any date, the particle is the same
+    ("Who is the NBA's greatest player?", "Who is the greatest player in the NBA?"),
+    ("Is it better to rent or buy a house?", "Is it better to buy or rent a house?"),
+    ("How much water should I drink per day?", "How much water should I drink daily?"),
+    ("When did the Berlin Wall fall?", "What year did the Berlin Wall fall?"),
+    ("How do I zoom in on a Mac?", "zoom in mac"),
+    ("Write a cover letter for a data analyst role.", "Can you write me a cover letter for a data analyst role?"),
+    ("Is the Amazon River longer than the Nile?", "Is the Amazon longer than the Nile River?"),  # a name's class word
+    ("Who is the current CEO of Microsoft?", "who is ceo of microsoft now"),  # an adverb goes anywhere
+    ("What's the docker command to see only the containers that are currently running?",
+     "docker list only running containers"),  # "only" on both sides
     ("What are all the planets in the solar system?", "What are the planets of the solar system?"),  # both all
     ("How do I read a file line by line in Java?", "Show me how to read every line of a file using Java."),
     ("How do I close all tabs?", "How do I close every tab?"),  # "every tab" is all of them too
@@ -313,6 +353,16 @@ def test_guard_refuses_the_labelled_near_misses(split):
     served = sum(verify(q, c).ok for q, c in para) / len(para)
     assert refused >= 0.99, refused
     assert served >= 0.35, served
+
+
+def test_the_rules_refuse_the_adversarial_near_misses():
+    """cache/data/groups_probe_a.txt was written against the guard: before cache/shapes.py and its
+    companions the rules refused 74% of its near-misses against their own question; now ≥ 94%."""
+    groups = load_groups("probe_a")
+    near = [(t, g.query) for g in groups for _, t in g.near_misses]
+    para = [(p, g.query) for g in groups for p in g.paraphrases]
+    assert sum(not verify_rules(q, c).ok for q, c in near) / len(near) >= 0.94
+    assert sum(verify_rules(q, c).ok for q, c in para) / len(para) >= 0.5
 
 
 @pytest.mark.parametrize(("text", "numbers", "ordinals"), NUMBERS)
