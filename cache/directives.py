@@ -64,5 +64,6 @@ def parse(value: str | None) -> CacheDirectives:
 def _seconds(text: str) -> int:
     if not text.isascii() or not text.isdigit():
         raise ValueError(f"max-age must be a whole number of seconds, got {text[:40]!r}")
+    digits = text.lstrip("0") or "0"  # "00000000000" is 0
     # Past the limit only the digit count matters (and int() of a huge digit string is refused).
-    return MAX_AGE_LIMIT if len(text) > 10 else min(int(text), MAX_AGE_LIMIT)
+    return MAX_AGE_LIMIT if len(digits) > 10 else min(int(digits), MAX_AGE_LIMIT)

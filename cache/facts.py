@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from cache import lexicon as lx
+from cache import synonyms
 from cache.intents import acts_of, forms_of, intent_of, roles_of
 from cache.numerals import OPERATION, OPERATOR, expression_operators, read_numbers, trailing_zero_decimals
 from cache.wording import (QUANTITY_NOUNS, canonical, language_of, light_stem, named_words, parse_number,
@@ -43,7 +44,6 @@ class Facts:
     terms: frozenset[str]  # specific terms that must appear on the other side
     light: frozenset[str]
     light_counts: tuple[tuple[str, int], ...]  # how often each light word is written ("US state … state parks")
-    counts: tuple[tuple[str, int], ...]  # how often each canonical token is written
     every: frozenset[str]  # terms asked for in full: "all the drummers" (`_every`)
     manner: frozenset[str]  # what "the X way to …" optimises: fast, easy, cheap, safe (`_manner`)
     singular: frozenset[str]  # terms named as one: "the drummer", not "drummers" nor "every drummer" (`_singular`)
@@ -242,12 +242,17 @@ def _ends(canon: list[str], content: set[str]) -> tuple[frozenset[str], frozense
 _NOT_A_NAME = frozenset(canonical(w) for w in "capital inner host port home big small major large old new".split())
 
 
+_CITY = canonical("city")
+
+
 def _named_city(tokens: list[str], terms: set[str]) -> bool:
-    """"X city" after a name-like term, however written: "mexico city" is not "mexico" (a capitalised
-    "Mexico City" is a name already; "capital city", "inner city" are not names)."""
+    """"X city" after a place name, however written: "mexico city" is not "mexico" ("a walkable city",
+    "capital city", "inner city" name no place; a place is a word WordNet writes capitalised)."""
+    table = synonyms.table()
     for before, tok in zip(tokens, tokens[1:]):
         c = canonical(before)
-        if tok == "city" and c in terms and c not in POLE_OF and c not in _NOT_A_NAME and before not in lx.SUPERLATIVES:
+        if tok == "city" and c in terms and c not in POLE_OF and c not in _NOT_A_NAME and before not in lx.SUPERLATIVES \
+                and table is not None and table.senses(before, name=True):
             return True
     return False
 
@@ -259,11 +264,11 @@ _KIND_WORDS = frozenset("species kinds types varieties breeds".split())
 
 
 def _rates(raw: list[str]) -> set[str]:
-    """"per year", "every day", "each month", "a week" (not "in a week"), "daily", "annual" → per_year, …"""
+    """"per year", "every day", "each month", "daily", "annual" → per_year, … ("a day" is too often not a
+    rate: "a day on Mars", "a refund a week after purchase")."""
     found = set()
     for i, tok in enumerate(raw):
-        if tok in ("per", "every", "each", "a") and i + 1 < len(raw) and canonical(raw[i + 1]) in _RATE_UNITS \
-                and (tok != "a" or (i > 0 and raw[i - 1] not in ("in", "of", "for"))):
+        if tok in ("per", "every", "each") and i + 1 < len(raw) and canonical(raw[i + 1]) in _RATE_UNITS:
             found.add("per_" + canonical(raw[i + 1]))
         elif tok in _RATE_WORDS:
             found.add("per_" + _RATE_WORDS[tok])
@@ -325,7 +330,7 @@ def analyse(text: str) -> Facts:
     # Words that narrow the question although the terms check would let one side add them
     extra_words: set[str] = set()
     if _named_city(tokens, terms):
-        terms.add("city")  # "mexico city population" ≠ "mexico population"
+        terms.add(_CITY)  # "mexico city population" ≠ "mexico population"
     rates = _rates(raw)
     if rates:
         extra_words |= rates
@@ -350,7 +355,6 @@ def analyse(text: str) -> Facts:
         terms=frozenset(terms),
         light=frozenset(light),
         light_counts=tuple(sorted(Counter(light_seen).items())),
-        counts=tuple(sorted(Counter(canon).items())),
         every=_every(tokens, canon, terms),
         manner=_manner(tokens),
         singular=_singular(tokens, canon, terms),
@@ -358,7 +362,7 @@ def analyse(text: str) -> Facts:
         percents=percents,
         ordinals=tuple(sorted(ordinals)),
         negated=negations % 2 == 1,
-        poles=frozenset(c for c in canon if c in POLE_OF),
+        poles=frozenset(c for i, c in enumerate(canon) if c in POLE_OF and not (c == "all" and canon[i - 1:i] == ["at"])),
         question=question,
         sources=frozenset(sources),
         targets=frozenset(targets),

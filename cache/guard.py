@@ -234,9 +234,10 @@ def verify_rules(query: str, cached: str) -> Verdict:
         return Verdict(False, "numbers", f"percent of {list(a.percents)} vs {list(b.percents)}")
     if a.ordinals != b.ordinals:
         return Verdict(False, "numbers", f"ordinals {list(a.ordinals)} vs {list(b.ordinals)}")
-    for op, left, right in a.operations:
-        if (op, right, left) in b.operations and (op, left, right) not in b.operations:
-            return Verdict(False, "numbers", f"{left} {op} {right} vs {right} {op} {left}")
+    for x, y in ((a, b), (b, a)):  # both ways round: the guard refuses a pair whichever side is cached
+        for op, left, right in x.operations:
+            if (op, right, left) in y.operations and (op, left, right) not in y.operations:
+                return Verdict(False, "numbers", f"{left} {op} {right} vs {right} {op} {left}")
     if a.operators and b.operators and a.operators != b.operators:  # "2x + 5 = 15" ≠ "2x - 5 = 15"
         return Verdict(False, "numbers", f"expression {' '.join(a.operators)} vs {' '.join(b.operators)}")
     if a.negated != b.negated:
@@ -293,16 +294,5 @@ def verify_rules(query: str, cached: str) -> Verdict:
         kept = {w for w, n in x_counts.items() if n > y_counts.get(w, 0) > 0}  # written in both, once more in x
         new = y_light - x.words
         if kept and new:
-            return Verdict(False, "light", f"one use of {sorted(kept)} became {sorted(new)}")
-    # The same for a name: "I'm a US citizen in Canada. Do I file *state* taxes?" ≠ "… file *US* taxes?"
-    a_all, b_all = dict(a.counts), dict(b.counts)
-    for text, x, x_counts, y_counts, y_light in ((query, a, a_all, b_all, b_light), (cached, b, b_all, a_all, a_light)):
-        new = y_light - x.words
-        if not new:
-            continue
-        written, capitalised = surface(text)
-        kept = {w for w in x.terms if x_counts.get(w, 0) > y_counts.get(w, 0) > 0
-                and written.get(w, "") in capitalised | {"usa"}}
-        if kept:
             return Verdict(False, "light", f"one use of {sorted(kept)} became {sorted(new)}")
     return Verdict(True)

@@ -9,6 +9,7 @@ the field. Keys and tenant are not taken from the line: they are re-scoped to th
 from __future__ import annotations
 
 import math
+import time
 from typing import Annotated, Literal
 
 import numpy as np
@@ -16,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationErr
 
 from cache.embed_text import SEMANTIC_MAX_CHARS
 from cache.entry import ENTRY_ID_PATTERN, CacheEntry, vector_from_b64
+
+CLOCK_SKEW_SECONDS = 300  # how far ahead of this replica's clock another's may run
 
 Digest = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 
@@ -51,6 +54,14 @@ class ExportedEntry(BaseModel):
     def _finite(cls, value: float | None) -> float | None:
         if value is not None and not math.isfinite(value):
             raise ValueError("must be a finite number of seconds since the epoch")
+        return value
+
+    @field_validator("created_at")
+    @classmethod
+    def _not_in_the_future(cls, value: float) -> float:
+        # An answer "made" later than now would pass every client max-age and report Age 0.
+        if math.isfinite(value) and value > time.time() + CLOCK_SKEW_SECONDS:
+            raise ValueError("must not be in the future")
         return value
 
     @field_validator("vector", mode="before")

@@ -35,7 +35,7 @@ _CONFLICTS = {
     "quantity": {"yesno", "person", "place", "reason"},
     "yesno": {"person", "time", "place", "reason", "norm"},
     "reason": {"person", "time", "place"},
-    "which": {"quantity", "time"},  # "Which country did France sell Louisiana to?" ≠ "When did France sell it?"
+    "which": {"quantity"},
     "topic": {"person", "time", "place", "quantity", "yesno"},
     "appearance": {"person", "time", "place", "quantity", "definition"},
     "event": {"person", "place", "quantity", "definition"},

@@ -16,15 +16,16 @@ OPERATION = re.compile(_NUM + r"\s*(/|÷|\^|\*\*|-|−|:| divided by | over | to
 OPERATOR = {"/": "div", "÷": "div", "divided by": "div", "over": "div", "^": "pow", "**": "pow",
             "to the power of": "pow", "-": "sub", "−": "sub", "minus": "sub", ":": "ratio"}
 
-# A decimal whose last digit is a zero: as a float "3.10" is "3.1", but Python 3.10 is not Python 3.1
-_TRAILING_ZERO_DECIMAL = re.compile(r"\d[\d,]*\.\d*0")
+# A version whose last digit is a zero: as a float "3.10" is "3.1", but Python 3.10 is not Python 3.1
+_VERSION = re.compile(r"(?:([A-Za-z])|([A-Za-z][\w+#-]*)\s+)(\d+\.\d*0)(?![\d.,])")
 
 
 def trailing_zero_decimals(text: str) -> tuple[str, ...]:
-    """The decimals written with a final zero ("3.10", "1.20"), which the numbers' values cannot tell
-    from the same decimal without it."""
-    return tuple(sorted(m.group(0) for m in _TRAILING_ZERO_DECIMAL.finditer(text)
-                        if not text[m.end():m.end() + 1].isdigit()))
+    """Version numbers written with a final zero ("Python 3.10", "Go 1.20", "v2.0"), which the numbers'
+    values cannot tell from the same number without it. Not amounts: "$1.50" is "$1.5", "a 3.0 GPA" is
+    "a 3 GPA" (a number after a function word or a symbol is no version)."""
+    return tuple(sorted(m.group(3) for m in _VERSION.finditer(text)
+                        if m.group(1) or m.group(2).lower() not in lx.FUNCTION))
 
 
 # The operators of a written expression, in order: "2x + 5 = 15" has (+, =), "2x - 5 = 15" (-, =). An

@@ -273,12 +273,13 @@ class CacheService:
         born_after = time.time() - max_age if max_age is not None else None
         exact_key = keys.exact_key(tenant_id, endpoint, body, scope)
         entry = await self.storage.get_exact(tenant_id, exact_key)
-        # The entry must be this request's, not merely what the pointer names (an id re-used by an import)
-        if entry is not None and entry.tenant == tenant_id and entry.exact_key == exact_key \
-                and (born_after is None or entry.created_at >= born_after):
-            self.storage.touch(tenant_id, entry.id)
-            return self._record(tenant_id, CacheLookup("hit-exact", CacheHit("exact", 1.0, entry)), started)
         refused: str | None = None
+        # The entry must be this request's, not merely what the pointer names (an id re-used by an import)
+        if entry is not None and entry.tenant == tenant_id and entry.exact_key == exact_key:
+            if born_after is None or entry.created_at >= born_after:
+                self.storage.touch(tenant_id, entry.id)
+                return self._record(tenant_id, CacheLookup("hit-exact", CacheHit("exact", 1.0, entry)), started)
+            refused = "older than max-age"
         if policy.semantic and semantic_eligible(endpoint, body):
             context = keys.context_key(tenant_id, endpoint, body, scope)
             index = self._indexes.get((tenant_id, context))
@@ -288,8 +289,9 @@ class CacheService:
                 if vector is None:
                     refused = "no vector"
                 else:
-                    hit, refused = await self._semantic(tenant_id, policy, context, text, vector, index,
-                                                        born_after)
+                    hit, semantic_refused = await self._semantic(tenant_id, policy, context, text, vector, index,
+                                                                 born_after)
+                    refused = semantic_refused or refused
                     if hit is not None:
                         self.storage.touch(tenant_id, hit.entry_id)
                         return self._record(tenant_id, CacheLookup("hit-semantic", hit), started)

@@ -46,16 +46,17 @@ _POSSESSIVE = re.compile(r"\w['’]s\b")  # "the NBA's greatest player" reorders
 _FLOATING = frozenset("now current currently today nowadays still ever always usually generally typically really "
                       "actually also".split())
 _WORD = re.compile(r"[^\W\d_]+")
-_DETERMINERS = frozenset("the a an my your our their his her its this that these those".split())
 _CONTRACTION = re.compile(r"\b(?:it|what|that|there|who|where|how|let)['’]s\b", re.I)
 
 _PARTICLES = frozenset("up down in into out on off over under".split())
 _OPPOSED_PARTICLES = frozenset(map(frozenset, [("up", "down"), ("in", "out"), ("into", "out"), ("on", "off"),
-                                               ("over", "under"), ("up", "out")]))
+                                               ("over", "under")]))
 _EXCESS = frozenset("much many little few long often late early hot cold high low".split())  # after "too"
 
-_PAST = frozenset("was were did had".split())
-_PRESENT = frozenset("is are am do does has have can will should may must".split())
+# "Was Pluto a planet?" ≠ "Is Pluto a planet?", "Did they play?" ≠ "Do they play?"; the perfect ("Has the
+# Queen died?") may ask what the past tense asks ("Did the Queen die?"), so it has no tense here
+_PAST = frozenset("was were did".split())
+_PRESENT = frozenset("is are am do does can will should may must".split())
 
 _CREATE = frozenset("write draft compose generate".split())
 _REQUEST_PREFIXES = [("can", "you"), ("could", "you"), ("would", "you"), ("will", "you"), ("please",),
@@ -135,12 +136,22 @@ def _which_roles(raw: list[str], canon: list[str]) -> tuple[frozenset[str], froz
     return (none, forms) if is_object else (forms, none)
 
 
-def _restricts(after: list[str]) -> bool:
-    """Does an "only" restrict what follows: "the only official language", "only one", "only the
-    containers that run" (not "view only", "only been dating")?"""
-    while after and after[0] in _DETERMINERS:
-        after = after[1:]
-    return bool(after) and (after[0] not in lx.FUNCTION or after[0] == "one")
+_ONLY = re.compile(r"(?<![\w-])only\b(?!-)")  # not "liability-only"
+_AFTER_ONLY = re.compile(r"[a-z0-9]+")
+_VERBAL = frozenset("be been being is are was were am have has had do does did can could will would should may might "
+                    "must get got".split())
+
+
+def _restricting_only(text: str) -> bool:
+    """Does an "only" restrict what follows ("the only official language", "only one", "only in Korea",
+    "only the containers that run"), rather than end the text or precede a verb ("view only", "only been
+    dating")? Where it stands does not matter: "only available in Korea" = "available only in Korea"."""
+    low = text.lower()
+    for match in _ONLY.finditer(low):
+        after = _AFTER_ONLY.findall(low, match.end())[:1]
+        if after and after[0] not in _VERBAL:
+            return True
+    return False
 
 
 def _measures(raw: list[str]) -> frozenset[str]:
@@ -201,7 +212,7 @@ def shape_of(text: str) -> Shape:
         which_object=which_object,
         agents=frozenset(w[:-2] for w in bare if w.endswith(_AGENT_ENDINGS)),
         patients=frozenset(w[:-2] for w in bare if w.endswith(_PATIENT_ENDING)),
-        only=any(t == "only" and _restricts(raw[i + 1:]) for i, t in enumerate(raw)),
+        only=_restricting_only(text),
         too=any(t == "too" and raw[i + 1:i + 2] and raw[i + 1] in _EXCESS for i, t in enumerate(raw)),
         tense=tense,
         tense_after_wh=after_wh,
@@ -225,19 +236,36 @@ def _opposed(x: dict[str, frozenset[str]], y: dict[str, frozenset[str]]) -> str 
 
 
 _COORDINATORS = frozenset({"or", "and", "vs", "versus", "&"})
+_PREPOSITIONS = frozenset("in on at for with from to by into during after before without under over near".split())
 
 
-def _coordination_swapped(x: tuple[str, ...], y: tuple[str, ...]) -> bool:
-    """Do the texts differ only by the two sides of an "or"/"and" changing places ("rent or buy" / "buy or
-    rent"), which asks the same?"""
+def _middles(x: tuple[str, ...], y: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The two sequences without their common beginning and end."""
     start = 0
     while start < min(len(x), len(y)) and x[start] == y[start]:
         start += 1
     end = 0
     while end < min(len(x), len(y)) - start and x[-1 - end] == y[-1 - end]:
         end += 1
-    mx, my = x[start:len(x) - end], y[start:len(y) - end]
-    return any(tok in _COORDINATORS and my == mx[k + 1:] + (tok,) + mx[:k] for k, tok in enumerate(mx))
+    return x[start:len(x) - end], y[start:len(y) - end]
+
+
+def _rearranged(x: tuple[str, ...], y: tuple[str, ...], shared: frozenset[str]) -> bool:
+    """Do the texts differ only in a way that keeps who does what: the two sides of an "or"/"and" changing
+    places ("rent or buy" / "buy or rent"), or a phrase moved as a whole past more than one term ("own a
+    gun in Japan" / "in Japan to own a gun", "remove a screw easily" / "easily remove a screw")? Two terms
+    that trade places ("squares rectangles" / "rectangles squares", "Zeus the father of" / "the father of
+    Zeus") are no such move."""
+    mx, my = _middles(x, y)
+    if any(tok in _COORDINATORS and my == mx[k + 1:] + (tok,) + mx[:k] for k, tok in enumerate(mx)):
+        return True
+    for k in range(1, len(mx)):
+        if my == mx[k:] + mx[:k]:  # one block moved: mx = P + Q, my = Q + P
+            p, q = mx[:k], mx[k:]
+            if p[0] in _PREPOSITIONS or q[0] in _PREPOSITIONS:  # a phrase moved with its preposition
+                return True
+            return len(shared.intersection(p)) > 1 or len(shared.intersection(q)) > 1
+    return False
 
 
 def _term_order(a: Shape, b: Shape, fa: Facts, fb: Facts) -> str | None:
@@ -246,12 +274,12 @@ def _term_order(a: Shape, b: Shape, fa: Facts, fb: Facts) -> str | None:
         return None
     if (a.reorders or b.reorders) and not (a.contracted or b.contracted):
         return None
-    if set(a.sequence) != set(b.sequence) or _coordination_swapped(a.sequence, b.sequence):
+    if set(a.sequence) != set(b.sequence):
         return None
     shared = (fa.terms & fb.terms) - a.unordered - b.unordered
     order_a = list(dict.fromkeys(t for t in a.sequence if t in shared))
     order_b = list(dict.fromkeys(t for t in b.sequence if t in shared))
-    if len(order_a) >= 2 and order_a != order_b:
+    if len(order_a) >= 2 and order_a != order_b and not _rearranged(a.sequence, b.sequence, shared):
         return f"order {order_a} vs {order_b}"
     return None
 
@@ -293,6 +321,8 @@ def conflict(a: Shape, b: Shape, fa: Facts, fb: Facts) -> tuple[str, str] | None
         return "intent", f"{'/'.join(sorted(a.shapes))} vs {'/'.join(sorted(b.shapes))}"
     if a.telling != b.telling and (fb if a.telling else fa).intent in ("howto", "manner"):
         return "intent", f"telling whether vs {(fb if a.telling else fa).intent}"
+    if {fa.intent, fb.intent} == {"which", "time"} and "time" not in (fa if fa.intent == "which" else fb).question:
+        return "intent", "which vs time"  # "Which country did France sell Louisiana to?" ≠ "When …?" ("What date …?" = "When …?")
     for x, y, fx in ((a, b, fa), (b, a, fb)):
         if fx.intent == "definition" and y.superlatives - x.words:  # "What is a Roth IRA?" ≠ "the best Roth IRA"
             return "intent", f"definition vs {sorted(y.superlatives - x.words)}"

@@ -66,8 +66,8 @@ def answer_scope(ctx: RequestContext) -> str:
 
 def client_directives(request: web.Request) -> directives.CacheDirectives:
     """The request's `x-switchyard-cache-control` (cache/directives.py); a bad one is the client's error."""
-    try:
-        return directives.parse(request.headers.get(directives.HEADER))
+    try:  # a header sent on several lines is one list (RFC 9110 §5.3)
+        return directives.parse(", ".join(request.headers.getall(directives.HEADER, ())))
     except ValueError as exc:
         raise APIError(400, f"Invalid {directives.HEADER} header: {exc}.", param=directives.HEADER,
                        code="invalid_cache_control") from None
@@ -90,6 +90,8 @@ async def lookup(state: GatewayState, ctx: RequestContext, *, route_override: bo
                                     scope=answer_scope(ctx), bypass="route override" if route_override else None,
                                     max_age=asked.max_age)
         ctx.cache_result = look.result
+        if look.reason:
+            ctx.log_fields["cache_reason"] = look.reason  # why a bypass or a miss: the request log says
         ctx.response_headers.update(look.headers)
         ctx.cache_store = look.result == "miss" and not asked.no_store and int(ctx.body.get("n") or 1) == 1
     if asked.only_if_cached and (look is None or look.hit is None):

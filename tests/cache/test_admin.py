@@ -155,6 +155,7 @@ async def _exported(client) -> list[dict]:
     ("finish_reason", "tool_calls", "finish_reason"),  # never stored by the gateway: not replayable
     ("vector", "AAAA", "vector"),
     ("expires_at", None, "expires_at"),
+    ("created_at", time.time() + 86400, "created_at"),  # made tomorrow: would pass any client max-age
 ])
 async def test_import_refuses_a_bad_line_naming_the_field(setup, field, value, named, policy):
     client, service, _ = setup

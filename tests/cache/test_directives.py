@@ -24,6 +24,8 @@ from cache.directives import CacheDirectives
     ("only-if-cached, max-age=10", CacheDirectives(max_age=10, only_if_cached=True)),
     ("private, must-revalidate, stale-if-error=5", CacheDirectives()),  # unknown directives are ignored
     ("max-age=" + "9" * 5000, CacheDirectives(max_age=directives.MAX_AGE_LIMIT)),
+    ("max-age=00000000000", CacheDirectives(max_age=0)),  # leading zeros are no "any age"
+    ("max-age=00000000002", CacheDirectives(max_age=2)),
 ])
 def test_parse(value, expected):
     parsed = directives.parse(value)

@@ -69,6 +69,8 @@ async def test_a_client_max_age_serves_only_younger_entries(service, policy):
         too_old = await look(service, policy, asked, max_age=60)
         assert too_old.result == "miss" and too_old.hit is None
     assert too_old.reason == "older than max-age"
+    exact_only = CachePolicy(threshold=policy.threshold, semantic=False)
+    assert (await look(service, exact_only, body, max_age=60)).reason == "older than max-age"
     unlooked = await look(service, policy, body, max_age=0)
     assert (unlooked.result, unlooked.reason) == ("miss", "client no-cache")
     # A policy bypass still wins: the client's directive cannot make a request cacheable.

@@ -4,8 +4,10 @@ cross tenants, and failed streams are never stored."""
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import time
+import urllib.parse
 import urllib.request
 
 import openai
@@ -319,6 +321,25 @@ def test_only_if_cached_never_reaches_a_backend(gateway, upstream):
             model="small", messages=[{"role": "user", "content": content}], max_tokens=4, temperature=0.9,
             extra_headers={directives.HEADER: "only-if-cached"})
     assert info.value.status_code == 504 and _stats(upstream)["requests"] == before + 1
+
+
+def test_a_directive_on_a_second_header_line_counts(gateway, upstream):
+    """Two `x-switchyard-cache-control` lines are one list: a second line's only-if-cached still holds."""
+    before = _stats(upstream)["requests"]
+    body = json.dumps({"model": "small", "messages": [{"role": "user", "content": "Which ocean is the deepest?"}],
+                       "max_tokens": 4, "temperature": 0}).encode()
+    url = urllib.parse.urlsplit(gateway.url)
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+    conn.putrequest("POST", "/v1/chat/completions")
+    for name, value in (("authorization", "Bearer " + TENANT_KEYS["acme"]), ("content-type", "application/json"),
+                        ("content-length", str(len(body))), (directives.HEADER, "no-store"),
+                        (directives.HEADER, "only-if-cached")):
+        conn.putheader(name, value)
+    conn.endheaders(body)
+    response = conn.getresponse()
+    assert response.status == 504 and json.loads(response.read())["error"]["code"] == "not_cached"
+    conn.close()
+    assert _stats(upstream)["requests"] == before
 
 
 @pytest.mark.parametrize("control", ["max-age=soon", "max-age=-5", "max-age=", "max-age=1.5", "no-cache, max-age=12s"])
