@@ -248,12 +248,14 @@ _CITY = canonical("city")
 def _named_city(tokens: list[str], terms: set[str]) -> bool:
     """"X city" after a place name, however written: "mexico city" is not "mexico" ("a walkable city",
     "capital city", "inner city" name no place; a place is a word WordNet writes capitalised)."""
-    table = synonyms.table()
     for before, tok in zip(tokens, tokens[1:]):
+        if tok != "city":
+            continue
         c = canonical(before)
-        if tok == "city" and c in terms and c not in POLE_OF and c not in _NOT_A_NAME and before not in lx.SUPERLATIVES \
-                and table is not None and table.senses(before, name=True):
-            return True
+        if c in terms and c not in POLE_OF and c not in _NOT_A_NAME and before not in lx.SUPERLATIVES:
+            table = synonyms.table()
+            if table is not None and table.senses(before, name=True):
+                return True
     return False
 
 
