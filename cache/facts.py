@@ -110,6 +110,14 @@ def _directions(canon: list[str]) -> tuple[set[str], set[str]]:
 _ORDER_WORDS = frozenset({"to", "into", "over", "onto", "than"})
 
 
+def _named_scaffold(tokens: list[str], canon: list[str]) -> set[str]:
+    """Phrasing words that name a thing where an order word points at them: "merge my feature branch into
+    *main*" is the reverse of "merge *main* into my feature branch"."""
+    return {c for i, (t, c) in enumerate(zip(tokens, canon))
+            if (t in lx.SCAFFOLD or c in lx.SCAFFOLD) and t not in lx.FUNCTION
+            and (tokens[i - 1:i] in (["into"], ["onto"]) or tokens[i + 1:i + 2] in (["into"], ["onto"]))}
+
+
 def _ordered_pairs(canon: list[str], content: set[str]) -> set[tuple[str, str]]:
     """(a, b) for every 'a … to/into/onto/over/than … b', a and b in `content` (terms and light words):
     'convert a string to an integer', 'from London to Paris', 'paint over wallpaper', 'is a dolphin
@@ -368,7 +376,8 @@ def analyse(text: str) -> Facts:
         question=question,
         sources=frozenset(sources),
         targets=frozenset(targets),
-        ordered=frozenset(_ordered_pairs(canon, content) | _substitutions(tokens, canon, content)),
+        ordered=frozenset(_ordered_pairs(canon, content | _named_scaffold(tokens, canon))
+                          | _substitutions(tokens, canon, content)),
         ends=_ends(canon, content),
         language=language,
         intent=intent,

@@ -172,6 +172,7 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("How much does a dog cost?", "How much does a dog cost per year?", "terms"),
     ("How many bar are in one psi?", "Convert 1 bar to psi.", "direction"),
     ("Which is wider, 16:9 or 9:16?", "Which is wider, 9:16 or 16 to 9?", "numbers"),  # refused both ways round
+    ("How do I merge my feature branch into main?", "How do I merge main into my feature branch?", "direction"),
 ]
 SERVED = [
     # what cache/shapes.py leaves alone: a possessive reorders, "or"/"and" is symmetric, a rate in words
