@@ -269,13 +269,27 @@ def roles_of(raw: list[str], canon: list[str]) -> tuple[frozenset[str], frozense
     "What do koalas eat?" → ({}, {eat}) — there every content word after the subject is a candidate verb.
     Verbs are kept in every form they may be ("fought": fought, fight). The same words with the roles
     swapped ask the opposite question, which the terms check cannot see."""
-    none: frozenset[str] = frozenset()
     if len(raw) < 3 or raw[0] not in ("what", "who", "whom") or len(canon) != len(raw):
-        return none, none
-    if raw[1] in ("do", "does", "did"):
-        is_object, verbs = True, [(w, c) for w, c in zip(raw[3:], canon[3:]) if w not in lx.FUNCTION]
-    elif raw[1].isalpha() and raw[1] not in _YES_NO_LEADS and raw[1] not in lx.FUNCTION:
-        is_object, verbs = False, [(raw[1], canon[1])]
+        return frozenset(), frozenset()
+    return _roles(raw, canon, 1)
+
+
+def which_roles_of(raw: list[str], canon: list[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """`roles_of` for "which/what NOUN …": "Which team did Germany beat?" asks for beat's object, "Which
+    team beat Germany?" for its subject."""
+    if len(raw) < 4 or raw[0] not in ("which", "what", "whose") or raw[1] in lx.FUNCTION or len(canon) != len(raw):
+        return frozenset(), frozenset()
+    return _roles(raw, canon, 2)
+
+
+def _roles(raw: list[str], canon: list[str], after: int) -> tuple[frozenset[str], frozenset[str]]:
+    """(subject-of verbs, object-of verbs) of the asked thing, whose wording ends before `after`."""
+    none: frozenset[str] = frozenset()
+    if raw[after] in ("do", "does", "did"):  # "… did Germany beat": the verbs after the subject
+        is_object = True
+        verbs = [(w, c) for w, c in zip(raw[after + 2:], canon[after + 2:]) if w not in lx.FUNCTION]
+    elif raw[after].isalpha() and raw[after] not in _YES_NO_LEADS and raw[after] not in lx.FUNCTION:
+        is_object, verbs = False, [(raw[after], canon[after])]
     else:
         return none, none
     table = synonyms.table()

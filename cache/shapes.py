@@ -31,9 +31,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from cache import lexicon as lx
-from cache import synonyms
 from cache.facts import Facts
-from cache.intents import _PARTICIPLE, _YES_NO_LEADS
+from cache.intents import _PARTICIPLE, which_roles_of
 from cache.wording import canonical, phrased_tokens
 
 _ARTICLES = frozenset({"the", "a", "an"})
@@ -119,23 +118,6 @@ def _request_kind(raw: list[str]) -> str | None:
     return "advice" if any(t in _ADVICE_WORDS for t in raw) else None
 
 
-def _which_roles(raw: list[str], canon: list[str]) -> tuple[frozenset[str], frozenset[str]]:
-    """"Which/what NOUN did X VERB?" asks for VERB's object, "Which/what NOUN VERB X?" for its subject
-    (`intents.roles_of` reads the same of "what"/"who" alone)."""
-    none: frozenset[str] = frozenset()
-    if len(raw) < 4 or raw[0] not in ("which", "what", "whose") or raw[1] in lx.FUNCTION:
-        return none, none
-    if raw[2] in ("do", "does", "did"):
-        is_object, verbs = True, [(w, c) for w, c in zip(raw[3:], canon[3:]) if w not in lx.FUNCTION]
-    elif raw[2].isalpha() and raw[2] not in lx.FUNCTION and raw[2] not in _YES_NO_LEADS:
-        is_object, verbs = False, [(raw[2], canon[2])]
-    else:
-        return none, none
-    table = synonyms.table()
-    forms = frozenset(f for w, c in verbs for f in (c, *(table.lemmas(w) if table else ())))
-    return (none, forms) if is_object else (forms, none)
-
-
 _ONLY = re.compile(r"(?<![\w-])only\b(?!-)")  # not "liability-only"
 _AFTER_ONLY = re.compile(r"[a-z0-9]+")
 _VERBAL = frozenset("be been being is are was were am have has had do does did can could will would should may might "
@@ -198,7 +180,7 @@ def shape_of(text: str) -> Shape:
                   if i > 1 and w.istitle() and written[i - 1][:1].isupper()}
     words = set(re.findall(r"[a-z]+", text.lower()))
     bare = {w.rstrip("s") for w in words if len(w) > 5}
-    which_subject, which_object = _which_roles(raw, raw_canon)
+    which_subject, which_object = which_roles_of(raw, raw_canon)
     tense, after_wh = _tense(raw) if raw else (None, False)
     return Shape(
         question=bool(raw) and raw[0] in _QUESTION_OPENINGS,
