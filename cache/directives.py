@@ -3,11 +3,11 @@
 Its grammar is HTTP's `Cache-Control` (RFC 9111 §5.2.1), comma-separated directives, case-insensitive:
 
 - `no-cache`        — do not answer from the cache (a "regenerate" button); the fresh answer replaces
-                      the cached one. `max-age=0` means the same.
+                      the entry of the same request. `max-age=0` means the same.
 - `no-store`        — do not store this request's answer (a prompt the client will not have kept); it
                       may still be answered from the cache.
 - `max-age=N`       — serve only an entry made at most N seconds ago; an older one is not served, and
-                      the fresh answer replaces it.
+                      the fresh answer replaces the same request's entry.
 - `only-if-cached`  — answer from the cache or not at all: a miss is a 504 and never reaches a backend.
 
 Unknown directives are ignored, as HTTP caches do. A `max-age` that is not a whole number of seconds is

@@ -1,6 +1,6 @@
 """Loader for the hand-written groups in `cache/data/` (format in cache/data/README.md): the `dev` and
-`heldout` evaluation splits, the adversarial `probe_a` and `probe_b` splits, and the `train` split (every file in `cache/data/train/`) that the learned
-verifier is fitted on."""
+`heldout` evaluation splits, the adversarial `probe_a` and `probe_b` splits, and the `train` split
+(every file in `cache/data/train/`) that the learned verifier is fitted on."""
 
 from __future__ import annotations
 

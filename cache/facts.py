@@ -372,7 +372,8 @@ def analyse(text: str) -> Facts:
         percents=percents,
         ordinals=tuple(sorted(ordinals)),
         negated=negations % 2 == 1,
-        poles=frozenset(c for i, c in enumerate(canon) if c in POLE_OF and not (c == "all" and canon[i - 1:i] == ["at"])),
+        poles=frozenset(c for i, c in enumerate(canon)
+                        if c in POLE_OF and not (c == "all" and canon[i - 1:i] == ["at"])),  # "at all" is no "all"
         question=question,
         sources=frozenset(sources),
         targets=frozenset(targets),

@@ -17,11 +17,16 @@ kind of answer a request wants. Two texts with the same terms can still differ i
 - request    — "Write a cover letter" (the work) / "How do I write one?" or "tips for writing one";
                "job interview tips" / "job interview questions"; "How do I know if I'm in ketosis?"
                (telling) / "How do I get into ketosis?" (doing); "What is a Roth IRA?" (a definition) /
-               "What is the best Roth IRA?" (a pick)
+               "What is the best Roth IRA?" (a pick); "Which country did France sell it to?" / "When …?"
 
-Found by a probe of 92 fresh groups written against the guard (stop 20): the rules served 50 of its
-289 near-misses, these checks refuse all but 8, and none of them refuses a paraphrase pair of the
-labelled splits (dev, held-out, train). `shape_of` reads a text once (cached); `conflict` compares two.
+What keeps the same question: the two sides of an "or" changing places, a phrase moved as a whole
+("in Japan to own a gun"), an adverb anywhere ("now"), "only" moved ("available only in Korea"), the
+perfect for the past ("Has the Queen died?" / "Did the Queen die?").
+
+Found by a probe written against the guard (stop 20, cache/data/groups_probe_a.txt): the guard served 54
+of its 289 near-misses, 11 with these checks and their companions in facts/lexicon/numerals; none of
+them refuses a paraphrase pair of the labelled splits (dev, held-out, train, probe B). `shape_of` reads a
+text once (cached); `conflict` compares two.
 """
 
 from __future__ import annotations
