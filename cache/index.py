@@ -200,7 +200,14 @@ class VectorIndex:
         return self.kind == "flat" or n >= GROWTH_BEFORE_REBUILD * max(self._built_at, 1)
 
     async def rebuild(self, executor=None) -> None:
-        """Re-train and rebuild off the event loop; mutations made meanwhile are replayed."""
+        """Re-train and rebuild off the event loop; mutations made meanwhile are replayed. A call while a
+        rebuild runs waits for that one (two at once would each replay, and clear, the other's log)."""
+        running = self._rebuild_task
+        if running is not None and not running.done() and running is not asyncio.current_task():
+            await asyncio.shield(running)
+            return
+        if self._pending is not None:  # a direct call is rebuilding already
+            return
         ids, vectors = extract(self._index)
         self._pending = []
         try:

@@ -45,6 +45,21 @@ async def test_growth_rebuilds_to_ivf_and_replays_concurrent_changes():
     assert 2051 not in index and index.search(vectors[2050], k=1)[0][0] != 2051
 
 
+async def test_a_rebuild_asked_for_while_one_runs_waits_for_it():
+    """A direct rebuild while a scheduled one runs used to reset the running one's log of changes: its
+    replay then failed ('NoneType' object is not iterable) and the changes made meanwhile were lost."""
+    index = VectorIndex(ivf_min=2000, nprobe=32)
+    vectors = unit(2200, seed=3)
+    index.add(np.arange(1, 2001), vectors[:2000])
+    index.schedule_rebuild()
+    scheduled = index._rebuild_task
+    await asyncio.sleep(0)  # the scheduled rebuild has taken its snapshot
+    index.add(np.arange(2001, 2101), vectors[2000:2100])
+    await asyncio.gather(index.rebuild(), index.rebuild())
+    assert scheduled.done() and scheduled.exception() is None
+    assert index.kind == "ivf" and set(extract(index._index)[0].tolist()) == set(range(1, 2101))
+
+
 def test_load_builds_ivf_directly_for_large_namespaces():
     index = VectorIndex(ivf_min=1000)
     vectors = unit(1500, seed=2)
