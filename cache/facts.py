@@ -165,15 +165,15 @@ def _plural(token: str, canon: str) -> bool:
     return token.endswith("s") and canonical(token[:-1]) == canon
 
 
-_MANNERS = {"fastest": "fast", "quickest": "fast", "easiest": "easy", "simplest": "easy", "cheapest": "cheap",
+MANNERS = {"fastest": "fast", "quickest": "fast", "easiest": "easy", "simplest": "easy", "cheapest": "cheap",
             "safest": "safe", "shortest": "short"}
 
 
 def _manner(tokens: list[str]) -> frozenset[str]:
     """What a "the X way / route / method" question optimises: "the fastest way to Heathrow" and "the
     easiest way …" have different answers (easiest and simplest are one; best is no manner at all)."""
-    return frozenset(_MANNERS[t] for t, nxt in zip(tokens, tokens[1:] + [""])
-                     if t in _MANNERS and nxt in ("way", "ways", "route", "method", "option"))
+    return frozenset(MANNERS[t] for t, nxt in zip(tokens, tokens[1:] + [""])
+                     if t in MANNERS and nxt in ("way", "ways", "route", "method", "option"))
 
 
 def _every(tokens: list[str], canon: list[str], terms: set[str]) -> frozenset[str]:
@@ -361,7 +361,7 @@ def analyse(text: str) -> Facts:
     forms, mentioned_forms = forms_of(raw)
     subject_of, object_of = roles_of(raw, canon)
     return Facts(
-        words=frozenset(canon) | frozenset(tokens) | extra_words | terms,
+        words=frozenset(canon) | frozenset(tokens) | extra_words,
         terms=frozenset(terms),
         light=frozenset(light),
         light_counts=tuple(sorted(Counter(light_seen).items())),

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from cache import lexicon as lx
-from cache.facts import Facts
+from cache.facts import MANNERS, Facts
 from cache.intents import _PARTICIPLE, which_roles_of
 from cache.wording import canonical, phrased_tokens
 
@@ -75,8 +75,6 @@ _TELLING = re.compile(r"\b(?:know|tell|check|see|find out|figure out|determine)\
                       r"|\bhow (?:do|can|would|could|should|will) (?:i|you|we|one) (?:know|tell)\b"
                       r"|\bhow to (?:know|tell)\b|\b(?:see|find out|check)\s+who\b", re.I)
 
-_MANNERS = {"fastest": "fast", "quickest": "fast", "easiest": "easy", "simplest": "easy", "cheapest": "cheap",
-            "safest": "safe", "shortest": "short"}
 _AMOUNT_WORDS = frozenset("number count amount total quantity".split())  # "the largest number of moons"
 _AGENT_ENDINGS, _PATIENT_ENDING = ("er", "or"), "ee"
 
@@ -135,8 +133,8 @@ def _restricting_only(text: str) -> bool:
     dating")? Where it stands does not matter: "only available in Korea" = "available only in Korea"."""
     low = text.lower()
     for match in _ONLY.finditer(low):
-        after = _AFTER_ONLY.findall(low, match.end())[:1]
-        if after and after[0] not in _VERBAL:
+        after = _AFTER_ONLY.search(low, match.end())
+        if after and after.group(0) not in _VERBAL:
             return True
     return False
 
@@ -205,7 +203,7 @@ def shape_of(text: str) -> Shape:
         tense_after_wh=after_wh,
         superlatives=frozenset(t for t in raw if t in lx.SUPERLATIVES),
         measures=_measures(raw),
-        manners=frozenset(_MANNERS[t] for t in raw if t in _MANNERS),
+        manners=frozenset(MANNERS[t] for t in raw if t in MANNERS),
         request=_request_kind(raw),
         shapes=frozenset(_ANSWER_SHAPES[t] for t in raw if t in _ANSWER_SHAPES),
         telling=bool(_TELLING.search(text)),
