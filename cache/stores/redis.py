@@ -13,9 +13,14 @@ Every replica subscribes to the channel, applies other replicas' inserts and del
 own FAISS index, and rebuilds its index from Redis at start and after every reconnect (pub/sub does
 not replay what was missed while disconnected, so a reconnect always resyncs).
 
-Redis down: every call has a timeout (socket and asyncio), a failure marks the store unhealthy and
-returns a miss / False at once; while unhealthy, calls do not touch the network at all, and a
+Redis down: every call has a timeout (socket and asyncio); a call that fails returns a miss / False
+at once. Before the store is marked down, one ping (shared by every call that failed meanwhile)
+asks whether Redis is still there: a burst that waited for pooled connections, or a slow moment on
+a busy event loop, is a slow call, not an outage, and must not cost every replica's index a full
+resync. When the ping fails too, the store is unhealthy: calls do not touch the network at all, and a
 supervisor task pings until Redis answers, then resubscribes, resyncs and marks the store healthy.
+Connections come from a bounded, blocking pool: a burst of stores queues for one instead of opening a
+connection each.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ import numpy as np
 import orjson
 import redis.asyncio as aioredis
 import structlog
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -110,17 +117,24 @@ class RedisStore(CacheStore):
     shared = True
 
     def __init__(self, url: str, *, prefix: str = "sy:cache", op_timeout: float = 0.25,
-                 connect_timeout: float = 0.5, retry_interval: float = 0.5, batch: int = 500) -> None:
+                 connect_timeout: float = 0.5, retry_interval: float = 0.5, batch: int = 500,
+                 max_connections: int = 64) -> None:
         self.url = url
         self.prefix = prefix
         self.op_timeout = op_timeout
         self.retry_interval = retry_interval
         self.batch = batch
         self.origin = uuid.uuid4().hex  # this replica, so it can skip its own messages
-        self._client = aioredis.Redis.from_url(
-            url, socket_timeout=op_timeout, socket_connect_timeout=connect_timeout,
-            retry_on_timeout=False, health_check_interval=0, decode_responses=False,
+        # Waiting for a pooled connection counts inside each call's own timeout (`_run`); the pool's
+        # timeout only bounds callers that have none.
+        pool = aioredis.BlockingConnectionPool.from_url(
+            url, max_connections=max_connections, timeout=op_timeout * 4, socket_timeout=op_timeout,
+            socket_connect_timeout=connect_timeout, retry=Retry(NoBackoff(), 0), health_check_interval=0,
+            decode_responses=False,
         )
+        self._client = aioredis.Redis.from_pool(pool)
+        self._confirming: asyncio.Task | None = None
+        self.slow_calls = 0  # calls that failed while Redis still answered a ping
         self._listener: StoreListener | None = None
         self._healthy = False
         self._synced = False
@@ -172,7 +186,7 @@ class RedisStore(CacheStore):
 
     def status(self) -> dict:
         return {"store": self.name, "healthy": self.healthy, "url": _redact(self.url), "outages": self.outages,
-                "resyncs": self.resyncs, "last_error": self.last_error}
+                "resyncs": self.resyncs, "slow_calls": self.slow_calls, "last_error": self.last_error}
 
     async def start(self, listener: StoreListener, *, wait: float = 2.0) -> None:
         """Start the supervisor; wait up to `wait` s for the first sync. A Redis that is down at start
@@ -188,6 +202,7 @@ class RedisStore(CacheStore):
     async def aclose(self) -> None:
         self._closed = True
         await stop_task(self._supervisor)
+        await stop_task(self._confirming)
         for task in list(self._background):
             task.cancel()
         try:
@@ -288,12 +303,36 @@ class RedisStore(CacheStore):
             async with asyncio.timeout(self.op_timeout * 2):
                 return await coro
         except _OUTAGE as exc:
-            self._failed(exc, op)
+            if await self._still_there():
+                # Slow, not down: this call is lost (a write's outcome is unknown: it may yet apply,
+                # which leaves at most a stale or a missing vector in this replica's index, both
+                # harmless), but the store stays up and no replica resyncs.
+                self.slow_calls += 1
+                self.last_error = f"{op}: {exc!r}"
+                log.warning("cache.redis.slow_call", op=op, error=repr(exc))
+            else:
+                self._failed(exc, op)
             return default
         except RedisError as exc:  # an error reply (e.g. OOM): this call failed, Redis is still there
             self.last_error = f"{op}: {exc!r}"
             log.warning("cache.redis.error_reply", op=op, error=repr(exc))
             return default
+
+    async def _still_there(self) -> bool:
+        """Does Redis answer a ping? One ping at a time: every call that failed meanwhile awaits it."""
+        if self._confirming is None or self._confirming.done():
+            self._confirming = asyncio.get_running_loop().create_task(self._ping())
+        return await asyncio.shield(self._confirming)
+
+    async def _ping(self) -> bool:
+        if not self._connected():
+            return False
+        try:
+            async with asyncio.timeout(self.op_timeout * 4):
+                await self._client.ping()
+            return True
+        except (*_OUTAGE, RedisError):
+            return False
 
     def _spawn(self, coro) -> None:
         task = asyncio.get_running_loop().create_task(coro)

@@ -134,6 +134,58 @@ async def test_redis_down_at_start_is_not_fatal(encoder, policy):
         server.stop()
 
 
+async def test_a_slow_redis_is_not_an_outage(redis_server, encoder, policy):
+    """Writes stall far past the call timeout (CLIENT PAUSE WRITE) while Redis still answers: the store
+    that timed out is lost, but the store stays up (no outage, no resync of the index) and reads go on
+    serving hits; once writes resume, stores work again."""
+    import redis.asyncio as aioredis
+
+    svc = CacheService(RedisStore(redis_server.url, op_timeout=0.2, retry_interval=0.1), encoder)
+    await svc.start()
+    admin = aioredis.Redis(port=redis_server.port)
+    try:
+        await put(svc, policy, "What is the capital of Australia?")
+        await admin.execute_command("CLIENT", "PAUSE", 3000, "WRITE")
+        assert await put(svc, policy, "How do I reverse a list in Python?") is None  # timed out
+        assert svc.healthy
+        assert await result(svc, policy, "What is the capital of Australia?") == "hit-exact"
+        assert await result(svc, policy, "Which city is Australia's capital?") == "hit-semantic"
+        status = svc.storage.status()
+        assert status["slow_calls"] >= 1 and status["outages"] == 0 and status["resyncs"] == 1
+        await admin.execute_command("CLIENT", "UNPAUSE")
+        assert await put(svc, policy, "How do I boil an egg?") is not None
+        assert svc.storage.status()["outages"] == 0
+    finally:
+        await admin.aclose()
+        await svc.aclose()
+
+
+async def test_a_burst_of_stores_queues_for_pooled_connections(redis_server, encoder, policy):
+    """200 stores at once through a pool of 4 connections: every one is stored, the store stays up, and
+    Redis never sees more than the pool's connections (an unbounded pool opened one per store, and a
+    burst of connects on a busy host could time out and mark the store down)."""
+    import asyncio
+
+    import redis.asyncio as aioredis
+
+    svc = CacheService(RedisStore(redis_server.url, op_timeout=1.0, retry_interval=0.1, max_connections=4), encoder)
+    await svc.start()
+    admin = aioredis.Redis(port=redis_server.port)
+    questions = [f"How many moons does planet number {i} have?" for i in range(200)]
+    vectors = svc.encoder.embed_many(questions)
+    try:
+        ids = await asyncio.gather(*(svc.store("acme", policy, "chat", chat(q), v, ANSWER, "stop", USAGE, "m")
+                                     for q, v in zip(questions, vectors)))
+        assert all(ids) and len(set(ids)) == 200
+        assert svc.healthy and svc.storage.status()["outages"] == 0
+        clients = await admin.client_list()
+        assert len(clients) <= 4 + 1, clients  # the pool's connections (pub/sub included) + this one
+        assert (await svc.storage.usage("acme")).entries == 200
+    finally:
+        await admin.aclose()
+        await svc.aclose()
+
+
 async def test_expired_entries_leave_every_replica(replicas):
     from policies.schema import CachePolicy
 
