@@ -3,6 +3,7 @@ its admin-key middleware (which sets `request[ADMIN_NAME]`); these handlers assu
 
 Every change is logged (structlog) with the admin who made it. Errors use OpenAI's error shape.
 
+  GET    /admin/cache/openapi.yaml                  this API described (cache/openapi_admin.yaml)
   GET    /admin/cache/tenants                       tenants with entries, and their stats
   GET    /admin/cache/{tenant}/stats                entries, bytes, hit ratios, lookup latency
   GET    /admin/cache/{tenant}/entries              list (?limit, ?offset, ?contains) or search (?q, ?min_similarity)
@@ -23,6 +24,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -152,6 +154,9 @@ async def body_lines(content: StreamReader, max_line: int) -> AsyncIterator[byte
             scanned, too_long = 0, True
     if buffer or too_long:
         yield None if too_long else bytes(buffer)
+
+
+OPENAPI_SPEC = Path(__file__).with_name("openapi_admin.yaml")  # what this module serves, described
 
 
 def admin_routes(service: CacheService,
@@ -347,8 +352,12 @@ def admin_routes(service: CacheService,
                               "service_unavailable", code="encoder_not_ready")
         return run
 
+    async def openapi(request: web.Request) -> web.Response:
+        return web.Response(body=OPENAPI_SPEC.read_bytes(), content_type="application/yaml")
+
     base = "/admin/cache"
     routes = [
+        web.get(f"{base}/openapi.yaml", openapi),
         web.get(f"{base}/tenants", tenants),
         web.get(f"{base}/{{tenant}}/stats", stats),
         web.get(f"{base}/{{tenant}}/entries", list_entries),

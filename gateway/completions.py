@@ -86,10 +86,12 @@ async def apply_budget(state: GatewayState, ctx: RequestContext, tenant: Tenant)
     return decision.reservation(tenant.limits.reserve_output_tokens)
 
 
-async def admit(state: GatewayState, ctx: RequestContext, tenant: Tenant, reserve: int) -> RateDecision:
-    """Requests/min and tokens/min, taken up front; settled against the real usage when the answer ends."""
+async def admit(state: GatewayState, ctx: RequestContext, tenant: Tenant, reserve: int, *,
+                cache_hit: bool = False) -> RateDecision:
+    """Requests/min and tokens/min, taken up front; settled against the real usage when the answer ends.
+    A cache hit is a request like any other but uses no backend: it takes from requests/min only."""
     decision = await state.limiter.acquire(ctx.tenant_id, ctx.key_name, tenant.limits, tokens=reserve,
-                                           prompt_tokens=ctx.prompt_tokens or 0)
+                                           prompt_tokens=ctx.prompt_tokens or 0, requests_only=cache_hit)
     ctx.response_headers.update(decision.headers())
     if not decision.allowed:
         raise APIError(429, decision.error_message(), code="rate_limit_exceeded")
@@ -134,6 +136,7 @@ async def _pipeline(request: web.Request, state: GatewayState, ctx: RequestConte
     look = await caching.lookup(state, ctx, route_override=ROUTE_HEADER in request.headers,
                                 asked=caching.client_directives(request))
     if look is not None and look.hit is not None:
+        await admit(state, ctx, tenant, 0, cache_hit=True)
         return await caching.respond_hit(request, ctx, look.hit)
     if needs_class(ctx):
         await classify(state, ctx)

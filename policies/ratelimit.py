@@ -254,10 +254,14 @@ class RateLimiter:
     # --- the request path ---------------------------------------------------------------------------------
 
     async def acquire(self, tenant_id: str, key_name: str, limits: Limits, tokens: int,
-                      prompt_tokens: int = 0) -> RateDecision:
+                      prompt_tokens: int = 0, *, requests_only: bool = False) -> RateDecision:
         """Admit one request that reserves `tokens` (input + the most output it may produce). Give
-        `prompt_tokens` so that streamed output passed to `charge` is measured against the reservation."""
+        `prompt_tokens` so that streamed output passed to `charge` is measured against the reservation.
+        `requests_only`: a request that uses no backend tokens (a cache hit) takes one request and is
+        not held back by the token buckets, not even one in debt."""
         buckets = buckets_for(tenant_id, key_name, limits, tokens)
+        if requests_only:
+            buckets = tuple(b for b in buckets if b.kind == "requests")
         d = RateDecision(True, tenant_id, key_name, reserved=tokens, used=prompt_tokens, taken=tokens, buckets=buckets)
         if not buckets:
             return d

@@ -7,6 +7,7 @@ import time
 import orjson
 import pytest
 import structlog
+import yaml
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from hypothesis import given, settings
@@ -269,3 +270,15 @@ def test_import_lines_do_not_depend_on_how_the_body_is_split(body, cuts):
     if expected[-1] == b"":
         expected.pop()  # a final newline ends the last line; it does not start another
     assert _read_all(body_lines(_Chunks(chunks), CAP)) == [None if len(x) > CAP else x for x in expected]
+
+
+async def test_the_served_description_names_every_route(setup):
+    """GET /admin/cache/openapi.yaml serves the API's description, and it describes exactly the routes
+    the module serves (the fuzz test trusts it to find every operation)."""
+    client, service, _ = setup
+    response = await client.get("/admin/cache/openapi.yaml")
+    assert response.status == 200 and response.content_type == "application/yaml"
+    spec = yaml.safe_load(await response.read())
+    described = {(method.upper(), path) for path, operations in spec["paths"].items()
+                 for method in operations if method != "parameters"}
+    assert described == {(route.method, route.path) for route in admin_routes(service)}
