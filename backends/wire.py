@@ -39,6 +39,7 @@ def chat_chunk(
     role: str | None = None,
     finish_reason: str | None = None,
     index: int = 0,
+    extra: dict[str, Any] | None = None,
 ) -> bytes:
     delta: dict[str, Any] = {}
     if role is not None:
@@ -52,12 +53,14 @@ def chat_chunk(
             "created": created,
             "model": model,
             "choices": [{"index": index, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
+            **(extra or {}),
         }
     )
 
 
 def completion_chunk(
-    id: str, model: str, created: int, *, text: str = "", finish_reason: str | None = None, index: int = 0
+    id: str, model: str, created: int, *, text: str = "", finish_reason: str | None = None, index: int = 0,
+    extra: dict[str, Any] | None = None,
 ) -> bytes:
     return orjson.dumps(
         {
@@ -66,6 +69,7 @@ def completion_chunk(
             "created": created,
             "model": model,
             "choices": [{"index": index, "text": text, "logprobs": None, "finish_reason": finish_reason}],
+            **(extra or {}),
         }
     )
 

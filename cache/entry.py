@@ -52,6 +52,11 @@ def vector_from_b64(data: str | bytes | None) -> np.ndarray | None:
     return vector.copy()
 
 
+def _fingerprint(value: object) -> str | None:
+    """A stored `system_fingerprint`: a string, or None (entries from before it was kept have none)."""
+    return value if isinstance(value, str) else None
+
+
 @dataclass(slots=True)
 class CacheEntry:
     id: str
@@ -73,6 +78,7 @@ class CacheEntry:
     created_by: str | None = None  # "gateway" or the admin who imported it
     request_digest: str = ""  # tenant-free forms of the two keys, so an import can re-scope them
     context_digest: str = ""
+    system_fingerprint: str | None = None  # the backend configuration that produced the answer, as it said
 
     def expired(self, now: float | None = None) -> bool:
         return self.expires_at <= (now if now is not None else time.time())
@@ -90,7 +96,7 @@ class CacheEntry:
             "finish_reason": self.finish_reason, "usage": self.usage, "created_at": self.created_at,
             "expires_at": self.expires_at, "hits": self.hits, "last_hit_at": self.last_hit_at,
             "created_by": self.created_by, "request_digest": self.request_digest,
-            "context_digest": self.context_digest,
+            "context_digest": self.context_digest, "system_fingerprint": self.system_fingerprint,
         }
         if with_vector:
             out["vector"] = vector_to_b64(self.vector)
@@ -109,6 +115,7 @@ class CacheEntry:
             last_hit_at=float(data["last_hit_at"]) if data.get("last_hit_at") is not None else None,
             created_by=data.get("created_by"), request_digest=str(data.get("request_digest") or ""),
             context_digest=str(data.get("context_digest") or ""),
+            system_fingerprint=_fingerprint(data.get("system_fingerprint")),
         )
 
 
@@ -137,6 +144,10 @@ class CacheHit:
     @property
     def model(self) -> str:
         return self.entry.model
+
+    @property
+    def system_fingerprint(self) -> str | None:
+        return self.entry.system_fingerprint
 
 
 CacheResult = Literal["hit-exact", "hit-semantic", "miss", "bypass"]

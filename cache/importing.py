@@ -47,6 +47,7 @@ class ExportedEntry(BaseModel):
     last_hit_at: float | None = None
     request_digest: Digest
     context_digest: Digest
+    system_fingerprint: Annotated[str, Field(max_length=256)] | None = None
     vector: np.ndarray | None = None  # base64 float32 in the line, decoded once here
 
     @field_validator("created_at", "expires_at", "last_hit_at")
@@ -107,4 +108,5 @@ def entry_from_line(data: object, tenant_id: str) -> CacheEntry:
         finish_reason=line.finish_reason, usage=dict(line.usage), created_at=line.created_at,
         expires_at=line.expires_at, hits=line.hits, last_hit_at=line.last_hit_at,
         request_digest=line.request_digest, context_digest=line.context_digest,
+        system_fingerprint=line.system_fingerprint,
     )

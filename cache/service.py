@@ -352,7 +352,8 @@ class CacheService:
 
     async def store(self, tenant_id: str, policy: CachePolicy, endpoint: str, body: dict,
                     embedding: Embedding, response_text: str, finish_reason: str,
-                    usage: dict[str, int] | None, model: str, *, scope: str = "") -> str | None:
+                    usage: dict[str, int] | None, model: str, *, scope: str = "",
+                    system_fingerprint: str | None = None) -> str | None:
         """Store a complete, successful answer. Returns the entry id, or None if not stored (policy,
         finish reason, or store outage). Call only after the whole answer reached the client.
         `embedding` as for `lookup`: the vector, a function computing it, or None (the service encodes)."""
@@ -375,6 +376,7 @@ class CacheService:
             vector=None if vector is None else np.asarray(vector, np.float32).reshape(-1),
             response_text=response_text, finish_reason=finish_reason, usage=dict(usage or {}),
             created_at=now, expires_at=now + policy.ttl_seconds, created_by="gateway",
+            system_fingerprint=system_fingerprint if isinstance(system_fingerprint, str) else None,
         )
         if not await self.storage.put(entry, max_entries=policy.max_entries):
             return None

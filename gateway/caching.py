@@ -148,12 +148,13 @@ class AnswerCollector:
     """Collects a streamed answer (single choice) so it can be stored once it completes: `finish_reason`
     stays None (nothing to store) unless the stream finished and held nothing but text."""
 
-    __slots__ = ("parts", "finish_reason", "model", "replayable")
+    __slots__ = ("parts", "finish_reason", "model", "fingerprint", "replayable")
 
     def __init__(self) -> None:
         self.parts: list[str] = []
         self.finish_reason: str | None = None
         self.model = ""
+        self.fingerprint: str | None = None
         self.replayable = True
 
     def feed(self, payload: bytes) -> None:
@@ -165,6 +166,7 @@ class AnswerCollector:
         if not isinstance(choice, dict):
             return
         self.model = chunk.get("model") or self.model
+        self.fingerprint = fingerprint_of(chunk) or self.fingerprint
         if "text" in choice:
             text = choice.get("text")
         else:
@@ -207,7 +209,15 @@ def answer_of(body: dict | None) -> tuple[str, str, str] | None:
     return text, choice.get("finish_reason") or "", body.get("model") or ""  # type: ignore[union-attr]
 
 
-async def store(state: GatewayState, ctx: RequestContext, text: str, finish_reason: str, model: str) -> None:
+def fingerprint_of(body: dict | None) -> str | None:
+    """The `system_fingerprint` an answer reported (a hit replays it: the same backend configuration
+    made that answer), or None."""
+    value = body.get("system_fingerprint") if isinstance(body, dict) else None
+    return value if isinstance(value, str) and len(value) <= 256 else None
+
+
+async def store(state: GatewayState, ctx: RequestContext, text: str, finish_reason: str, model: str,
+                fingerprint: str | None = None) -> None:
     tenant = ctx.tenant
     assert tenant is not None and state.cache is not None
     if ctx.refusal_escalates and looks_like_refusal(text):
@@ -218,6 +228,6 @@ async def store(state: GatewayState, ctx: RequestContext, text: str, finish_reas
              "completion_tokens": ctx.completion_tokens}
     entry_id = await state.cache.store(ctx.tenant_id, tenant.cache, ctx.endpoint, ctx.request_body,
                                        request_vector(state, ctx), text, finish_reason, usage, model,
-                                       scope=answer_scope(ctx))
+                                       scope=answer_scope(ctx), system_fingerprint=fingerprint)
     if entry_id is not None:
         ctx.log_fields["cache_stored"] = entry_id

@@ -241,7 +241,7 @@ def _json(state: GatewayState, ctx: RequestContext, response: BackendResponse) -
     if ctx.cache_store:
         answer = caching.answer_of(parsed)
         if answer is not None:
-            state.spawn(caching.store(state, ctx, *answer))
+            state.spawn(caching.store(state, ctx, *answer, caching.fingerprint_of(parsed)))
     return web.Response(body=raw, content_type="application/json", headers=ctx.response_headers)
 
 
@@ -282,7 +282,8 @@ async def _stream(request: web.Request, state: GatewayState, ctx: RequestContext
         await write(_DONE)
         ctx.ttlt = ctx.elapsed()
         if collector is not None and collector.finish_reason:
-            state.spawn(caching.store(state, ctx, collector.text(), collector.finish_reason, collector.model))
+            state.spawn(caching.store(state, ctx, collector.text(), collector.finish_reason, collector.model,
+                                      collector.fingerprint))
     except StreamInterrupted as exc:
         # Never a clean [DONE] after a broken upstream: the client must know the answer is incomplete.
         ctx.status, ctx.error_code = 502, exc.code

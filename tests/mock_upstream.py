@@ -77,6 +77,8 @@ async def completions(request: web.Request) -> web.StreamResponse:
     created = int(time.time())
     usage = {"prompt_tokens": _prompt_tokens(body), "completion_tokens": len(words),
              "total_tokens": _prompt_tokens(body) + len(words)}
+    # OpenAI names the backend configuration on every answer and chunk; the mock does when asked to.
+    fingerprint = {"system_fingerprint": mock["system_fingerprint"]} if mock.get("system_fingerprint") else {}
     call = None
     if chat and mock.get("tool_call"):
         call = {"index": 0, "id": "call_mock", "type": "function",
@@ -90,7 +92,7 @@ async def completions(request: web.Request) -> web.StreamResponse:
                   if chat else {"index": 0, "text": text, "finish_reason": finish, "logprobs": None})
         return web.Response(body=orjson.dumps({"id": rid, "object": "chat.completion" if chat else "text_completion",
                                                "created": created, "model": model, "choices": [choice],
-                                               "usage": usage}),
+                                               "usage": usage, **fingerprint}),
                             content_type="application/json")
     resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
     await resp.prepare(request)
@@ -105,7 +107,7 @@ async def completions(request: web.Request) -> web.StreamResponse:
         else:
             choice = {"index": 0, "text": delta_text or "", "finish_reason": finish_reason}
         return b"data: " + orjson.dumps({"id": rid, "object": obj, "created": created, "model": model,
-                                         "choices": [choice]}) + b"\n\n"
+                                         "choices": [choice], **fingerprint}) + b"\n\n"
 
     try:
         if chat:

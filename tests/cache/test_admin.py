@@ -54,7 +54,8 @@ async def setup(request, encoder, policy):
     await service.start()
     ids = {}
     for question, answer in QUESTIONS.items():
-        ids[question] = await service.store("acme", policy, "chat", chat(question), None, answer, "stop", USAGE, "m")
+        ids[question] = await service.store("acme", policy, "chat", chat(question), None, answer, "stop", USAGE, "m",
+                                            system_fingerprint="fp_seed")
     await service.store("globex", policy, "chat", chat("What is the capital of Australia?"), None,
                         "Canberra (globex).", "stop", USAGE, "m")
     client = await make_client(service)
@@ -142,6 +143,7 @@ async def test_export_import_roundtrip_into_another_tenant(setup, policy):
     look = await service.lookup("warm", policy, "chat", chat("Which city is Australia's capital?"))
     assert look.result == "hit-semantic" and look.hit.entry.tenant == "warm"
     assert look.hit.entry.created_by == "ops-alice"
+    assert look.hit.system_fingerprint == "fp_seed"  # kept by the store, the export and the import
 
 
 async def _exported(client) -> list[dict]:

@@ -75,6 +75,29 @@ def test_streamed_hit_is_a_valid_sdk_stream(gateway):
     assert chunks[-1].usage.completion_tokens == 5
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_hit_replays_the_answers_system_fingerprint(gateway, stream):
+    """The backend configuration that made the answer (OpenAI's `system_fingerprint`) comes back with
+    every hit, on the body or on every chunk, as the upstream sent it."""
+    msgs = [{"role": "user", "content": f"Which gas do plants take in? (stream={stream})"}]
+    client = _client(gateway)
+
+    def call():
+        return client.chat.completions.with_raw_response.create(
+            model="small", messages=msgs, max_tokens=4, temperature=0, stream=stream,
+            extra_body={"mock": {"system_fingerprint": "fp_3b2a1c"}})
+
+    def fingerprints(raw):
+        if not stream:
+            return [raw.parse().system_fingerprint]
+        return [chunk.system_fingerprint for chunk in raw.parse()]
+
+    assert set(fingerprints(call())) == {"fp_3b2a1c"}
+    hit = _eventually_hit(call)
+    assert hit.headers["x-switchyard-cache"] == "hit-exact"
+    assert set(fingerprints(hit)) == {"fp_3b2a1c"}
+
+
 def test_failed_stream_is_not_cached(gateway):
     body = dict(model="small", messages=[{"role": "user", "content": "Tell me about rivers."}], max_tokens=8,
                 temperature=0, stream=True, extra_body={"mock": {"die_after": 2}})
