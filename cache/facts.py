@@ -32,6 +32,7 @@ english french german spanish italian portuguese dutch japanese chinese mandarin
 arabic hindi swedish norwegian danish finnish polish greek turkish hebrew latin
 """.split())
 TYPED = _UNIT_WORDS | _LANGUAGE_NAMES
+_PLACE_NOUNS = frozenset("city cities town towns country countries state states continent continents".split())
 _TARGET_MARKERS = frozenset({"to", "into", "in", "how_many"})
 _QUANTITY_MARKERS = frozenset({"a", "an", "one", "per", "each"})
 
@@ -44,6 +45,7 @@ class Facts:
     terms: frozenset[str]  # specific terms that must appear on the other side
     light: frozenset[str]
     light_counts: tuple[tuple[str, int], ...]  # how often each light word is written ("US state … state parks")
+    term_counts: tuple[tuple[str, int], ...]  # how often each term is written ("a Canadian … file Canadian taxes")
     every: frozenset[str]  # terms asked for in full: "all the drummers" (`_every`)
     manner: frozenset[str]  # what "the X way to …" optimises: fast, easy, cheap, safe (`_manner`)
     singular: frozenset[str]  # terms named as one: "the drummer", not "drummers" nor "every drummer" (`_singular`)
@@ -356,6 +358,10 @@ def analyse(text: str) -> Facts:
         question |= {"person"}  # "saxophone inventor" asks who, not when
     if any(t in ("date", "dates", "year") for t in tokens):
         question |= {"time"}  # "titanic sinking date" asks when, not why or where
+    if any(p in ("in", "at", "from") and t in ("what", "which") and n in _PLACE_NOUNS
+           for p, t, n in zip(raw, raw[1:], raw[2:])):
+        # "In what city did they sign it?" asks where, not "On what date …?" ("Which country won?" asks who)
+        question |= {"place"}
     sources, targets = _directions(canon)
     content = terms | light
     forms, mentioned_forms = forms_of(raw)
@@ -365,6 +371,8 @@ def analyse(text: str) -> Facts:
         terms=frozenset(terms),
         light=frozenset(light),
         light_counts=tuple(sorted(Counter(light_seen).items())),
+        term_counts=tuple(sorted(Counter(c for t, c in zip(tokens, canon)
+                                         if c in terms and t not in lx.FUNCTION and c not in lx.FUNCTION).items())),
         every=_every(tokens, canon, terms),
         manner=_manner(tokens),
         singular=_singular(tokens, canon, terms),

@@ -22,7 +22,9 @@ once both texts were analysed — the analysis is cached per text):
 7. form        — neither asks for a form of answer the other does not mention: a poem, a joke, a
                  summary, "with answers", "briefly", "in a table" (`lexicon.OUTPUT_FORMS`).
 8. direction   — conversions and translations go the same way (miles→km ≠ km→miles), and the question
-                 word keeps its role: "What do koalas eat?" (object) is not "What eats koalas?" (subject).
+                 word keeps its role: "What do koalas eat?" (object) is not "What eats koalas?" (subject);
+                 names written more often on each side have not traded places ("a Canadian in the US …
+                 Canadian taxes" ≠ "a US citizen in Canada … US taxes").
 9. terms       — every specific term of either text (anything that is not a function, phrasing or
                  light word, after spelling/abbreviation/synonym canonicalisation) appears in the other,
                  or a WordNet synonym of it does (`cache.synonyms`; "earth"/"world", "graph"/"chart").
@@ -57,7 +59,7 @@ from cache import shapes, synonyms
 from cache.facts import AMOUNT_CONFLICTS, CONTRAST, POLE_OF, TYPED, Facts, analyse
 from cache.intents import INTENT_CONFLICTS
 from cache.shapes import shape_of
-from cache.wording import phrased_tokens, surface
+from cache.wording import WORD, canonical, phrased_tokens, surface, tokenize
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +223,17 @@ def _named_light(a: Facts, b: Facts) -> frozenset[str]:
     return a.light
 
 
+@lru_cache(maxsize=65536)
+def _names(text: str) -> frozenset[str]:
+    """The canonical terms `text` writes as names (capitalised mid-sentence, or in capitals: 'Canada', 'US')."""
+    names = set()
+    for match in WORD.finditer(text):
+        word, before = match.group(0), text[:match.start()].rstrip()
+        if word[:1].isupper() and word != "I" and before and before[-1] not in ".!?:":  # not a sentence's start
+            names.update(canonical(t) for t in tokenize(word))
+    return frozenset(names)
+
+
 def verify_rules(query: str, cached: str) -> Verdict:
     """The lexical rules alone (the guard before the learned stage; kept for comparison and tests)."""
     a, b = analyse(query), analyse(cached)
@@ -289,10 +302,18 @@ def verify_rules(query: str, cached: str) -> Verdict:
         return Verdict(False, "light", f"{sorted(a_light - b.words)} vs {sorted(b_light - a.words)}")
     # Swapped where the other text still writes the word elsewhere: "which US state has the most *state*
     # parks" ≠ "… the most *national* parks" ("state" is in both, but one of its uses became "national")
-    a_counts, b_counts = dict(a.light_counts), dict(b.light_counts)
-    for x, x_counts, y_counts, y_light in ((a, a_counts, b_counts, b_light), (b, b_counts, a_counts, a_light)):
-        kept = {w for w, n in x_counts.items() if n > y_counts.get(w, 0) > 0}  # written in both, once more in x
+    a_counts = dict(a.light_counts) | dict(a.term_counts)
+    b_counts = dict(b.light_counts) | dict(b.term_counts)
+    more_a = {w for w, n in a_counts.items() if n > b_counts.get(w, 0) > 0}  # written in both, more often in a
+    more_b = {w for w, n in b_counts.items() if n > a_counts.get(w, 0) > 0}
+    # Names written more often on each side have traded places: "a Canadian living in the US … file Canadian
+    # taxes" ≠ "a US citizen in Canada … file US taxes" (common words repeat freely in a rewording)
+    if more_a and more_b:
+        named_a, named_b = more_a & _names(query), more_b & _names(cached)
+        if named_a and named_b:
+            return Verdict(False, "direction", f"{sorted(named_a)} written more often vs {sorted(named_b)}")
+    for x, kept, y_light in ((a, more_a, b_light), (b, more_b, a_light)):
         new = y_light - x.words
-        if kept and new:
+        if kept and new:  # "the US … US taxes" ≠ "the US … state taxes"
             return Verdict(False, "light", f"one use of {sorted(kept)} became {sorted(new)}")
     return Verdict(True)

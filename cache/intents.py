@@ -211,7 +211,7 @@ def intent_of(raw: list[str], text: str) -> str | None:
             if rest and rest[0] in ("name", "names"):
                 return "which"  # "What are the names of her children?" is not "How many children…?"
             if (any(w in lx.SUPERLATIVES and w not in ("minimum", "maximum") for w in rest)
-                    and not any(_measures(w) for w in rest)):
+                    and not any(_measures(w) for w in rest if w not in lx.SUPERLATIVES)):
                 return "which"  # "What is the tallest building?" names it; "How tall is the tallest…?" measures
                 # ("minimum", "maximum" usually name an amount: "What is the minimum wage?")
             # "What is (the) X?" with nothing after X: a definition; "What is the X of Y", "… in 2020",

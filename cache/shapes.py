@@ -3,7 +3,8 @@ role, the particle after a verb, tense, "only" and "too much", what a superlativ
 kind of answer a request wants. Two texts with the same terms can still differ in any of these:
 
 - order      — "Are all squares rectangles?" / "Are all rectangles squares?", "Can dogs eat cat food?" /
-               "Can cats eat dog food?", "Who is the father of Zeus?" / "Who is Zeus the father of?"
+               "Can cats eat dog food?", "Who is the father of Zeus?" / "Who is Zeus the father of?"; what
+               all/every quantifies: "Are all odd numbers prime?" / "Is every prime number odd?"
 - roles      — "Which team did Germany beat?" (object) / "Which team beat Germany?" (subject); "written
                by" / "written for"; "employer" / "employee" (WordNet's derivation links and the guard's
                near-form rule otherwise merge an -er with its -ee)
@@ -12,6 +13,8 @@ kind of answer a request wants. Two texts with the same terms can still differ i
 - scope      — "the only official language" / "an official language", "too much coffee" / "coffee"
 - tense      — "Was Pluto a planet?" / "Is Pluto a planet?" (yes/no questions, and "who was the tallest
                …" / "who is the tallest …")
+- modality   — "Can I pay my taxes with Bitcoin?" (may) / "Do I have to pay taxes on Bitcoin?" (must)
+- time grain — "What year did the Berlin Wall fall?" / "What date …?" / "What time …?" ("when" has none)
 - measure    — "tallest" (height) / "largest" (size) / "most moons" (count) / "greatest" (size or
                quality); fastest / easiest / cheapest / safest / shortest
 - request    — "Write a cover letter" (the work) / "How do I write one?" or "tips for writing one";
@@ -75,6 +78,10 @@ _TELLING = re.compile(r"\b(?:know|tell|check|see|find out|figure out|determine)\
                       r"|\bhow (?:do|can|would|could|should|will) (?:i|you|we|one) (?:know|tell)\b"
                       r"|\bhow to (?:know|tell)\b|\b(?:see|find out|check)\s+who\b", re.I)
 
+# the grain of time a question asks for: "What year did the Berlin Wall fall?" is not "What date …?" nor
+# "What time …?" ("when" says no grain; "what time of year" asks no clock time)
+_TIME_GRAINS = {"year": "year", "date": "date", "day": "date", "time": "time", "hour": "time", "month": "month",
+                "decade": "decade", "century": "century"}
 _AMOUNT_WORDS = frozenset("number count amount total quantity".split())  # "the largest number of moons"
 _AGENT_ENDINGS, _PATIENT_ENDING = ("er", "or"), "ee"
 
@@ -102,6 +109,9 @@ class Shape:
     request: str | None  # create (write X) | howto (how to write X) | advice (tips for X)
     shapes: frozenset[str]  # answer-shape nouns: advice, question, answer, example
     telling: bool  # "how do I know if …", "check whether …", "see who …"
+    time_grains: frozenset[str]  # "what year" → year, "what date" → date, "what time" → time
+    quantified: str | None  # the first word after all/every/each: "all odd numbers" → odd
+    modality: frozenset[str]  # may ("can I …") and/or must ("do I have to …")
     words: frozenset[str]  # every token as written (lower case)
 
 
@@ -159,6 +169,27 @@ def _tense(raw: list[str]) -> tuple[str | None, bool]:
     return ("past" if raw[i] in _PAST else "present" if raw[i] in _PRESENT else None), i == 1
 
 
+# what a question asks of an act: whether it may be done or whether it must ("Can I pay my taxes with
+# Bitcoin?" ≠ "Do I have to pay taxes on Bitcoin?")
+_MODALITY = (("may", re.compile(r"\b(?:can|could|may)\s+(?:i|we|one|they)\b|\ballowed to\b|\bpossible to\b", re.I)),
+             ("must", re.compile(r"\b(?:have|has|need|needs|required|obliged)\s+to\b|\bmust\b", re.I)))
+_QUANTIFIERS = frozenset("all every each".split())
+
+
+def _quantified(raw: list[str], canon: list[str]) -> str | None:
+    """The first word quantified by all/every/each ("of the" skipped), unless a function word: "Are all
+    odd numbers prime?" quantifies odd (numbers), "Is every prime number odd?" prime (numbers)."""
+    for i, tok in enumerate(raw):
+        if tok in _QUANTIFIERS:
+            j = i + 1
+            while j < len(raw) and raw[j] in ("of", "the"):
+                j += 1
+            if j < len(raw) and raw[j] not in lx.FUNCTION:
+                return canon[j]
+            return None
+    return None
+
+
 @lru_cache(maxsize=65536)
 def shape_of(text: str) -> Shape:
     raw_tuple, phrased = phrased_tokens(text)
@@ -207,6 +238,10 @@ def shape_of(text: str) -> Shape:
         request=_request_kind(raw),
         shapes=frozenset(_ANSWER_SHAPES[t] for t in raw if t in _ANSWER_SHAPES),
         telling=bool(_TELLING.search(text)),
+        time_grains=frozenset(_TIME_GRAINS[n] for w, n, after in zip(raw, raw[1:], raw[2:] + [""])
+                              if w in ("what", "which") and n in _TIME_GRAINS and after != "of"),
+        quantified=_quantified(raw, raw_canon),
+        modality=frozenset(m for m, pattern in _MODALITY if pattern.search(text)),
         words=frozenset(raw),
     )
 
@@ -287,6 +322,13 @@ def conflict(a: Shape, b: Shape, fa: Facts, fb: Facts) -> tuple[str, str] | None
     roles = ((a.agents - b.agents) & (b.patients - a.patients)) | ((a.patients - b.patients) & (b.agents - a.agents))
     if roles:
         return "direction", f"-er/-ee of {sorted(roles)}"
+    # "Are all odd numbers prime?" ≠ "Is every prime number odd?": what is quantified and what is said of
+    # it traded places (each side's quantified word stands elsewhere in the other)
+    qa, qb = a.quantified, b.quantified
+    if qa and qb and qa != qb and qa in b.sequence and qb in a.sequence:
+        return "direction", f"all {qa} vs all {qb}"
+    if a.modality and b.modality and not (a.modality & b.modality):
+        return "question", f"{'/'.join(sorted(a.modality))} vs {'/'.join(sorted(b.modality))}"
     if a.only != b.only:
         return "question", "'only' on one side"
     if a.too != b.too:
@@ -296,6 +338,8 @@ def conflict(a: Shape, b: Shape, fa: Facts, fb: Facts) -> tuple[str, str] | None
             return "question", f"tense {a.tense} vs {b.tense}"
         if a.tense_after_wh and b.tense_after_wh and a.superlatives and b.superlatives:  # the tallest man (ever)
             return "question", f"tense {a.tense} vs {b.tense}"
+    if a.time_grains and b.time_grains and not (a.time_grains & b.time_grains):
+        return "question", f"what {'/'.join(sorted(a.time_grains))} vs what {'/'.join(sorted(b.time_grains))}"
     if a.measures and b.measures and not (a.measures & b.measures):
         return "intent", f"{'/'.join(sorted(a.measures))} vs {'/'.join(sorted(b.measures))}"
     if a.manners and b.manners and not (a.manners & b.manners):

@@ -116,10 +116,14 @@ _US = re.compile(r"\bU\.S\.(?:A\.)?|\bUSA?\b|^\W*us\b|(?<=\bthe )us\b|(?<=\bin )
 _MAY = re.compile(r"(?<=[^\W\d_] )May\b|\bMay(?= \d)")  # "in May", "May 5"; not "May I …"
 _WILL = re.compile(r"\b(a|my|the|your|his|her|their|living) will\b(?! be\b)|\b()will(?= (?:vs|versus)\b)", re.I)
 _IT = re.compile(r"\bIT\b")
+# calculus written in symbols: "∫(1/x) dx" is an integral, "d/dx (1/x)" a derivative
+_CALCULUS = ((re.compile(r"∫"), " integral of "), (re.compile(r"\bd/d[a-z]\b"), " derivative of "))
 
 
 def tokenize(text: str) -> list[str]:
     text = text.translate(_SPELLINGS)
+    for symbol, words in _CALCULUS:
+        text = symbol.sub(words, text)
     text = _US.sub(" USA ", text)
     # content words that are spelled like function words: the month, the legal document, the agency
     text = _MAY.sub(" maymonth ", text)

@@ -173,6 +173,19 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("How many bar are in one psi?", "Convert 1 bar to psi.", "direction"),
     ("Which is wider, 16:9 or 9:16?", "Which is wider, 9:16 or 16 to 9?", "numbers"),  # refused both ways round
     ("How do I merge my feature branch into main?", "How do I merge main into my feature branch?", "direction"),
+    # stop 21: the near-misses the guard still served in both probes
+    ("What time did the Titanic go down?", "What year did the Titanic go down?", "question"),
+    ("What date did the Berlin Wall fall?", "Which year did they tear down the Berlin Wall?", "question"),
+    ("In what city did delegates sign the Declaration of Independence?",
+     "On what date did most delegates sign the Declaration of Independence?", "question"),
+    ("How long is the longest river in Europe?", "What's the longest river in Europe?", "intent"),
+    ("What is d/dx (1/x)?", "What is ∫(1/x) dx?", "terms"),
+    ("I'm a Canadian citizen living in the US. Do I still need to file Canadian taxes?",
+     "I'm a US citizen living in Canada. Do I still need to file US taxes?", "direction"),
+    ("I'm a US citizen living in Canada. Do I still need to file state taxes?",
+     "I'm a US citizen living in Canada. Do I still need to file US taxes?", "light"),
+    ("Are all odd numbers prime?", "Is every prime number odd?", "direction"),
+    ("Can I pay my taxes with Bitcoin?", "Do I have to pay taxes on Bitcoin?", "question"),
 ]
 SERVED = [
     # what cache/shapes.py leaves alone: a possessive reorders, "or"/"and" is symmetric, a rate in words
@@ -273,6 +286,13 @@ SERVED = [
     ("How long does the flu last?", "How many days does influenza last?"),
     ("What is the name of the first man on the moon?", "Who was the first man on the moon?"),
     ("Where can I buy a train ticket in Germany?", "How do I buy a train ticket in Germany?"),
+    # stop 21: what the new readings leave alone
+    ("What is the derivative of sin(x)?", "d/dx sin(x)"),
+    ("When did the Berlin Wall fall?", "What year did the Berlin Wall fall?"),
+    ("Who won the FIFA World Cup in 2018?", "Which country won the 2018 FIFA World Cup?"),
+    ("What vaccines do I need to travel to Kenya?", "Can you tell me what immunizations I need for a trip to Kenya?"),
+    ("How do you say \"I love you\" in Japanese?", "Give me the Japanese words for \"I love you\"."),
+    ("Do all mammals give birth to live young?", "Does every mammal give birth to live young?"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
