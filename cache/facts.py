@@ -4,6 +4,7 @@ near-miss guard (`cache.guard`) compares two texts' facts."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -269,6 +270,16 @@ def _named_city(tokens: list[str], terms: set[str]) -> bool:
     return False
 
 
+# "the country Georgia" (Tbilisi), not the US state: "country" before a name says which namesake is meant, so
+# it is a term there. Only country/nation: writers add "the city of Chicago", "the novel War and Peace", "the
+# state of Hawaii" to paraphrases freely, and which names have namesakes is knowledge the guard lacks
+_CLASS_BEFORE_NAME = re.compile(r"\bthe (country|nation)(?: of)? [A-Z]")
+
+
+def _named_class(text: str) -> set[str]:
+    return {canonical(m.group(1)) for m in _CLASS_BEFORE_NAME.finditer(text)}
+
+
 _RATE_UNITS = frozenset({"day", "week", "month", "year", "night", "hour", "minute"})
 _RATE_WORDS = {"daily": "day", "weekly": "week", "monthly": "month", "yearly": "year", "annual": "year",
                "annually": "year", "hourly": "hour", "nightly": "night"}
@@ -343,6 +354,7 @@ def analyse(text: str) -> Facts:
     extra_words: set[str] = set()
     if _named_city(tokens, terms):
         terms.add(_CITY)  # "mexico city population" ≠ "mexico population"
+    terms |= _named_class(text)  # "the capital of the country Georgia" ≠ "the capital of Georgia"
     rates = _rates(raw)
     if rates:
         extra_words |= rates

@@ -164,7 +164,8 @@ def clear_text_caches() -> None:
     has not seen)."""
     from cache.verifier_model import WordVectors
 
-    for cached in (phrased_tokens, analyse, shape_of, surface, synonyms._senses, _synonym_candidates, _compounds):
+    for cached in (phrased_tokens, analyse, shape_of, surface, synonyms._senses, _synonym_candidates, _compounds,
+                   _names, shapes._around):
         cached.cache_clear()
     WordVectors.forget_texts()
 

@@ -282,10 +282,23 @@ def which_roles_of(raw: list[str], canon: list[str]) -> tuple[frozenset[str], fr
     return _roles(raw, canon, 2)
 
 
+_PASSIVE_BE = frozenset("is are was were been being be get gets got".split())
+
+
 def _roles(raw: list[str], canon: list[str], after: int) -> tuple[frozenset[str], frozenset[str]]:
     """(subject-of verbs, object-of verbs) of the asked thing, whose wording ends before `after`."""
     none: frozenset[str] = frozenset()
-    if raw[after] in ("do", "does", "did"):  # "… did Germany beat": the verbs after the subject
+    if raw[after] in _PASSIVE_BE and after + 1 < len(raw):
+        if _PARTICIPLE.match(raw[after + 1]):  # "Which company was acquired by GitHub?": acquire's object
+            is_object, verbs = True, [(raw[after + 1], canon[after + 1])]
+        elif raw[-1] == "by":  # "Who was Beethoven taught by?": teach's subject, the agent
+            part = next((j for j in range(after + 2, len(raw) - 1) if _PARTICIPLE.match(raw[j])), None)
+            if part is None:
+                return none, none
+            is_object, verbs = False, [(raw[part], canon[part])]
+        else:
+            return none, none
+    elif raw[after] in ("do", "does", "did"):  # "… did Germany beat": the verbs after the subject
         is_object = True
         verbs = [(w, c) for w, c in zip(raw[after + 2:], canon[after + 2:]) if w not in lx.FUNCTION]
     elif raw[after].isalpha() and raw[after] not in _YES_NO_LEADS and raw[after] not in lx.FUNCTION:

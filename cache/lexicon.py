@@ -20,7 +20,7 @@ is am are was were be been being do does did doing done have has had having will
 could may might must ought 'll 're 've 'd 's
 what which who whom whose when where why how whether if then than so as such both either each every all
 any some many much more most few little lot lots other another same own only just also too very quite
-rather really actually exactly still even ever already yet again almost about around approximately roughly
+rather really actually exactly still even ever already yet almost about around approximately roughly
 of in on at by for with from into onto to toward towards over under up down out off through between
 among across after before during since until upon within along via per versus vs vs. v
 and or but because while though although however
@@ -90,7 +90,7 @@ POLES: list[tuple[str, str]] = [
     ("start", "end"), ("first", "last"),
     ("increase", "decrease"), ("raise", "lower"), ("add", "remove"), ("make", "delete"),
     ("enable", "disable"), ("open", "close"), ("buy", "sell"), ("import", "export"),
-    ("upload", "download"), ("push", "pull"), ("encrypt", "decrypt"), ("encode", "decode"),
+    ("upload", "download"), ("push", "pull"), ("encrypt", "decrypt"), ("encode", "decode"), ("show", "hide"),
     ("before", "after"),
     ("win", "lose"), ("gain", "lose"), ("hot", "cold"), ("north", "south"), ("east", "west"),
     ("above", "below"), ("inside", "outside"), ("past", "future"),

@@ -13,8 +13,15 @@ kind of answer a request wants. Two texts with the same terms can still differ i
 - scope      — "the only official language" / "an official language", "too much coffee" / "coffee"
 - tense      — "Was Pluto a planet?" / "Is Pluto a planet?" (yes/no questions, and "who was the tallest
                …" / "who is the tallest …")
-- modality   — "Can I pay my taxes with Bitcoin?" (may) / "Do I have to pay taxes on Bitcoin?" (must)
+- modality   — "Can I pay my taxes with Bitcoin?" (may) / "Do I have to pay taxes on Bitcoin?" (must) /
+               "Should I file taxes as a student?" (should)
 - time grain — "What year did the Berlin Wall fall?" / "What date …?" / "What time …?" ("when" has none)
+- wh-tense   — "Who will win the Super Bowl?" / "Which team won …?"; "When does DST start?" / "When did …?"
+- amounts    — "all birds" / "most birds" / "some birds", "a lot of eggs" / "a few eggs", "too much water" /
+               "too little water"
+- symbols    — "What does ** mean?" / "What does * mean?", "$#" / "$?" (operators written as words)
+- causes     — "Does depression cause insomnia?" / "Is depression caused by insomnia?" / "insomnia causing
+               depression"; a passive against an active: "Are humans eaten by sharks?" / "Do humans eat sharks?"
 - measure    — "tallest" (height) / "largest" (size) / "most moons" (count) / "greatest" (size or
                quality); fastest / easiest / cheapest / safest / shortest
 - request    — "Write a cover letter" (the work) / "How do I write one?" or "tips for writing one";
@@ -28,8 +35,9 @@ perfect for the past ("Has the Queen died?" / "Did the Queen die?").
 
 Found by a probe written against the guard (stop 20, cache/data/groups_probe_a.txt): the guard served 54
 of its 289 near-misses, 11 with these checks and their companions in facts/lexicon/numerals; none of
-them refuses a paraphrase pair of the labelled splits (dev, held-out, train, probe B). `shape_of` reads a
-text once (cached); `conflict` compares two.
+them refuses a paraphrase pair of the labelled splits (dev, held-out, train, probe B). Probe C (stop 21,
+cache/data/groups_probe_c.txt) found the wh-tense, amounts, symbols, causes and "should" readings. `shape_of`
+reads a text once (cached); `conflict` compares two.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from cache import lexicon as lx
+from cache import synonyms
 from cache.facts import MANNERS, Facts
 from cache.intents import _PARTICIPLE, which_roles_of
 from cache.wording import canonical, phrased_tokens
@@ -103,6 +112,8 @@ class Shape:
     too: bool  # "too much", "too many", …
     tense: str | None  # of the leading auxiliary: past | present
     tense_after_wh: bool  # that auxiliary follows who/what/which
+    wh_time: str | None  # in a wh-question: future (will) | past (did) | pastish (a past verb, was/were,
+    # have: only against a future) | present (when/where/why/how do/does)
     superlatives: frozenset[str]  # as written: "best", "tallest"
     measures: frozenset[str]  # what the superlatives measure: height, size, quality, count
     manners: frozenset[str]  # what they optimise: fast, easy, cheap, safe, short
@@ -112,6 +123,12 @@ class Shape:
     time_grains: frozenset[str]  # "what year" → year, "what date" → date, "what time" → time
     quantified: str | None  # the first word after all/every/each: "all odd numbers" → odd
     modality: frozenset[str]  # may ("can I …") and/or must ("do I have to …")
+    amounts: frozenset[str]  # all / most / some: "all birds", "most birds", "a few eggs", "too little water"
+    symbols: frozenset[str]  # operators written alone: "**", "-=", "?.", "$?" (the tokenizer drops them)
+    causal: tuple[str, str] | None  # (cause, effect) around "cause": "insomnia causes depression"
+    passives: tuple[tuple[str, str, str], ...]  # (verb lemma, agent, patient) of "X is V-ed by Y": (v, Y, X)
+    tokens: tuple[str, ...]  # the raw tokens, and their canonical forms (read again only when needed)
+    canon: tuple[str, ...]
     words: frozenset[str]  # every token as written (lower case)
 
 
@@ -172,8 +189,46 @@ def _tense(raw: list[str]) -> tuple[str | None, bool]:
 # what a question asks of an act: whether it may be done or whether it must ("Can I pay my taxes with
 # Bitcoin?" ≠ "Do I have to pay taxes on Bitcoin?")
 _MODALITY = (("may", re.compile(r"\b(?:can|could|may)\s+(?:i|we|one|they)\b|\ballowed to\b|\bpossible to\b", re.I)),
-             ("must", re.compile(r"\b(?:have|has|need|needs|required|obliged)\s+to\b|\bmust\b", re.I)))
+             ("must", re.compile(r"\b(?:have|has|need|needs|required|obliged)\s+to\b|\bmust\b", re.I)),
+             ("should", re.compile(r"\bshould\s+(?:i|we|one)\b", re.I)))
 _QUANTIFIERS = frozenset("all every each".split())
+# how much of a thing a question is about, in three levels: "Can all birds fly?" ≠ "Can most birds fly?" ≠
+# "Can some birds fly?"; "a lot of eggs" ≠ "a few eggs"; "too much water" ≠ "too little water"
+_AMOUNT_LEVELS = {"all": "all", "every": "all", "most": "most", "many": "most", "majority": "most",
+                  "some": "some", "several": "some"}
+_AMOUNT_PHRASES = {("a", "lot"): "most", ("lots", "of"): "most", ("plenty", "of"): "most", ("a", "few"): "some",
+                   ("very", "few"): "some", ("a", "couple"): "some", ("a", "little"): "some"}
+_DEGREE = frozenset("so too very".split())
+# punctuation that stands alone in prose, not an operator being asked about
+_PROSE_MARKS = frozenset("- – — , . : ; ... & / ( ) ' \" ` ?! !?".split())
+
+
+_QUOTES = "`'\"“”‘’"
+_STANDALONE_SYMBOLS = re.compile(rf"(?:^|\s)[{_QUOTES}]?([^\w\s{_QUOTES}]{{1,3}})[{_QUOTES}]?(?=\s|$)")
+_DIGIT = re.compile(r"\d")
+
+
+def _symbols(text: str) -> frozenset[str]:
+    """Runs of one to three symbols written as a word of their own (quotes and backticks around them
+    dropped): "What does ** mean before a parameter?" asks about "**", not "*"."""
+    if _DIGIT.search(text):
+        return frozenset()  # arithmetic ("7 × 8", "2 ** 10") is the numbers check's
+    return frozenset(run for run in _STANDALONE_SYMBOLS.findall(text) if run not in _PROSE_MARKS)
+
+
+def _amounts(raw: list[str]) -> frozenset[str]:
+    found = set()
+    for i, tok in enumerate(raw):
+        before, after = (raw[i - 1] if i else ""), (raw[i + 1] if i + 1 < len(raw) else "")
+        if (before, tok) in _AMOUNT_PHRASES:
+            found.add(_AMOUNT_PHRASES[before, tok])
+        elif tok in ("much", "little", "few") and before in _DEGREE:
+            found.add("most" if tok == "much" else "some")
+        elif tok in _AMOUNT_LEVELS and before not in ("the", "how", "as", "a", "at"):
+            if tok == "most" and not (after == "of" or (after.endswith("s") and len(after) > 3) or after == "people"):
+                continue  # "the most", "most populous": a superlative, not how many of them
+            found.add(_AMOUNT_LEVELS[tok])
+    return frozenset(found)
 
 
 def _quantified(raw: list[str], canon: list[str]) -> str | None:
@@ -187,6 +242,83 @@ def _quantified(raw: list[str], canon: list[str]) -> str | None:
             if j < len(raw) and raw[j] not in lx.FUNCTION:
                 return canon[j]
             return None
+    return None
+
+
+_CAUSE_VERBS = frozenset("cause causes caused causing".split())
+
+
+def _causal(raw: list[str], canon: list[str]) -> tuple[str, str] | None:
+    """(cause, effect) of the first "cause" verb: the nearest content words before and after it, the
+    other way round in the passive ("Is depression caused by insomnia?" → (insomnia, depression))."""
+    for i, tok in enumerate(raw):
+        if tok not in _CAUSE_VERBS:
+            continue
+        passive = tok == "caused" and raw[i + 1:i + 2] == ["by"]
+        before = next((canon[j] for j in range(i - 1, -1, -1) if raw[j] not in lx.FUNCTION), None)
+        after = next((canon[j] for j in range(i + 1, len(raw)) if raw[j] not in lx.FUNCTION), None)
+        if before is None or after is None:
+            return None
+        return (after, before) if passive else (before, after)
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _around(raw: tuple[str, ...], canon: tuple[str, ...], passive: bool) -> tuple[tuple[str, str, str], ...]:
+    """(WordNet lemma, the content word before, the one after) for each content word between two others;
+    `passive`: only for participles followed by "by", read as the active has them ("Are humans eaten by
+    sharks?" → (eat, shark, human))."""
+    if passive and "by" not in raw:
+        return ()
+    table = synonyms.table()
+    content = [j for j, t in enumerate(raw) if t not in lx.FUNCTION and t.isalpha()]
+    out = []
+    for k, j in enumerate(content[1:-1], 1):
+        is_passive = j + 1 < len(raw) and raw[j + 1] == "by" and bool(_PARTICIPLE.match(raw[j]))
+        if is_passive != passive:
+            continue
+        lemma = (table.lemmas(raw[j]) or (raw[j],))[0] if table else raw[j]
+        before, after = canon[content[k - 1]], canon[content[k + 1]]
+        out.append((lemma, after, before) if passive else (lemma, before, after))
+    return tuple(out)
+
+
+def _swapped_around(a: Shape, b: Shape) -> str | None:
+    """A passive whose agent and patient stand the other way round in the other text's active: "Are
+    humans eaten by sharks?" / "Do humans eat sharks?" (the active alone says nothing: keyword queries
+    reorder words freely)."""
+    for x, y in ((a, b), (b, a)):
+        for lemma, agent, patient in x.passives:
+            around = _around(y.tokens, y.canon, passive=False)
+            if agent != patient and (lemma, patient, agent) in around and (lemma, agent, patient) not in around:
+                return f"{agent} {lemma} {patient} vs {patient} {lemma} {agent}"
+    return None
+
+
+_WH = frozenset("who what which when where why how".split())
+_PAST_VERBS = frozenset("""won wrote made built sank died became began came went found gave took led ran fought sold
+bought taught caught thought brought said told held left lost met paid spoke stole threw wore beat chose drew drove
+ate fell flew forgot got grew hid knew rode rose saw shot sang sat slept stood swam struck woke""".split())
+
+
+def _wh_time(raw: list[str]) -> str | None:
+    """When a wh-question asks about: "Who will win the Super Bowl?" (future) is not "Who won …?" (past),
+    "When does daylight saving time start?" (present: every year) is not "When did it start?" (past)."""
+    if not raw or raw[0] not in _WH:
+        return None
+    near, wide = raw[1:4], raw[1:6]
+    if "will" in near or any(wide[k:k + 2] == ["going", "to"] for k in range(len(wide))):
+        return "future"
+    if "did" in near:
+        return "past"
+    if ("do" in near or "does" in near) and raw[0] in ("when", "where", "why", "how"):
+        return "present"  # (what/who "does" is too often timeless: "What does a koala eat?")
+    # a past verb right after who/what/which (or its noun): "Who played James Bond?", "Which team won?",
+    # "Which actors have played Bond?"; was/were: "Where were the Olympics held?" — past, against a future
+    verbs = raw[1:3] if raw[0] in ("who", "what", "which") else []
+    if any(v in _PAST_VERBS or (v.endswith("ed") and len(v) > 4) for v in verbs) or \
+            any(v in ("have", "has") for v in verbs) or (near[:1] and near[0] in ("was", "were")):
+        return "pastish"
     return None
 
 
@@ -232,6 +364,7 @@ def shape_of(text: str) -> Shape:
         too=any(t == "too" and raw[i + 1:i + 2] and raw[i + 1] in _EXCESS for i, t in enumerate(raw)),
         tense=tense,
         tense_after_wh=after_wh,
+        wh_time=_wh_time(raw),
         superlatives=frozenset(t for t in raw if t in lx.SUPERLATIVES),
         measures=_measures(raw),
         manners=frozenset(MANNERS[t] for t in raw if t in MANNERS),
@@ -242,6 +375,12 @@ def shape_of(text: str) -> Shape:
                               if w in ("what", "which") and n in _TIME_GRAINS and after != "of"),
         quantified=_quantified(raw, raw_canon),
         modality=frozenset(m for m, pattern in _MODALITY if pattern.search(text)),
+        amounts=_amounts(raw),
+        symbols=_symbols(text),
+        causal=_causal(raw, raw_canon),
+        passives=_around(tuple(raw), tuple(raw_canon), passive=True),
+        tokens=tuple(raw),
+        canon=tuple(raw_canon),
         words=frozenset(raw),
     )
 
@@ -288,18 +427,26 @@ def _rearranged(x: tuple[str, ...], y: tuple[str, ...], shared: frozenset[str]) 
     return False
 
 
+# ("now" is also where "present" and "current" land: "the *present* value of a future amount" keeps it)
+_LOOSE = frozenset(canonical(w) for w in _FLOATING | {"my", "your", "our", "his", "her", "their"}) - {"now"}
+
+
 def _term_order(a: Shape, b: Shape, fa: Facts, fb: Facts) -> str | None:
     """The same words with two shared terms in another order, in two full questions."""
     if not (a.question and b.question):
         return None
     if (a.reorders or b.reorders) and not (a.contracted or b.contracted):
         return None
-    if set(a.sequence) != set(b.sequence):
+    # the same words, not counting a floating adverb or a possessive one side adds ("Do sharks *ever* eat
+    # humans?" / "Do humans eat sharks?", "Can *my* cat eat dog food?" / "Can cats eat …")
+    seq_a = tuple(t for t in a.sequence if t not in _LOOSE)
+    seq_b = tuple(t for t in b.sequence if t not in _LOOSE)
+    if set(seq_a) != set(seq_b):
         return None
     shared = (fa.terms & fb.terms) - a.unordered - b.unordered
-    order_a = list(dict.fromkeys(t for t in a.sequence if t in shared))
-    order_b = list(dict.fromkeys(t for t in b.sequence if t in shared))
-    if len(order_a) >= 2 and order_a != order_b and not _rearranged(a.sequence, b.sequence, shared):
+    order_a = list(dict.fromkeys(t for t in seq_a if t in shared))
+    order_b = list(dict.fromkeys(t for t in seq_b if t in shared))
+    if len(order_a) >= 2 and order_a != order_b and not _rearranged(seq_a, seq_b, shared):
         return f"order {order_a} vs {order_b}"
     return None
 
@@ -324,9 +471,18 @@ def conflict(a: Shape, b: Shape, fa: Facts, fb: Facts) -> tuple[str, str] | None
         return "direction", f"-er/-ee of {sorted(roles)}"
     # "Are all odd numbers prime?" ≠ "Is every prime number odd?": what is quantified and what is said of
     # it traded places (each side's quantified word stands elsewhere in the other)
+    if a.causal and b.causal and a.causal != b.causal and a.causal == b.causal[::-1]:
+        return "direction", f"{a.causal[0]} causes {a.causal[1]} vs {b.causal[0]} causes {b.causal[1]}"
+    swapped_around = _swapped_around(a, b)
+    if swapped_around:
+        return "direction", swapped_around
     qa, qb = a.quantified, b.quantified
     if qa and qb and qa != qb and qa in b.sequence and qb in a.sequence:
         return "direction", f"all {qa} vs all {qb}"
+    if a.symbols and b.symbols and a.symbols != b.symbols:  # "What does $# mean in bash?" ≠ "… $? …"
+        return "terms", f"symbols {' '.join(sorted(a.symbols))} vs {' '.join(sorted(b.symbols))}"
+    if a.amounts and b.amounts and not (a.amounts & b.amounts):
+        return "question", f"{'/'.join(sorted(a.amounts))} vs {'/'.join(sorted(b.amounts))} of them"
     if a.modality and b.modality and not (a.modality & b.modality):
         return "question", f"{'/'.join(sorted(a.modality))} vs {'/'.join(sorted(b.modality))}"
     if a.only != b.only:
@@ -338,6 +494,11 @@ def conflict(a: Shape, b: Shape, fa: Facts, fb: Facts) -> tuple[str, str] | None
             return "question", f"tense {a.tense} vs {b.tense}"
         if a.tense_after_wh and b.tense_after_wh and a.superlatives and b.superlatives:  # the tallest man (ever)
             return "question", f"tense {a.tense} vs {b.tense}"
+    times = {a.wh_time, b.wh_time}
+    if "future" in times and times & {"past", "pastish"}:
+        return "question", "future vs past"
+    if {a.wh_time, b.wh_time} == {"present", "past"}:
+        return "question", "does vs did"
     if a.time_grains and b.time_grains and not (a.time_grains & b.time_grains):
         return "question", f"what {'/'.join(sorted(a.time_grains))} vs what {'/'.join(sorted(b.time_grains))}"
     if a.measures and b.measures and not (a.measures & b.measures):

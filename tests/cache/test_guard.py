@@ -186,6 +186,29 @@ REFUSED = [  # (query, cached, the check that must refuse)
      "I'm a US citizen living in Canada. Do I still need to file US taxes?", "light"),
     ("Are all odd numbers prime?", "Is every prime number odd?", "direction"),
     ("Can I pay my taxes with Bitcoin?", "Do I have to pay taxes on Bitcoin?", "question"),
+    # stop 21, probe C (written against the guard above): quantities, symbols, repetition, opposite verbs,
+    # WordNet merges, tense and modality in any question, a class word before a name, passive roles
+    ("Can some birds fly?", "Can all birds fly?", "question"),
+    ("Why does my baby sleep so little?", "Why does my baby sleep so much?", "question"),
+    ("Is it healthy to eat a few eggs?", "Is eating lots of eggs healthy?", "question"),
+    ("What does $# mean in bash?", "bash $? meaning", "terms"),
+    ("What does ** mean before a parameter in Python?", "What does * mean before a parameter in Python?", "terms"),
+    ("Can I donate blood again?", "Can I donate blood?", "terms"),
+    ("How do I hide files on a Mac?", "mac show hidden files", "poles"),
+    ("Who is the president of Microsoft?", "Who is the chairman of Microsoft?", "terms"),
+    ("Are toads poisonous to dogs?", "Are frogs poisonous to dogs?", "terms"),
+    ("When does daylight saving time start in the United States?",
+     "When did daylight saving time start in the United States?", "question"),
+    ("Who will win the Super Bowl?", "Which team won the Super Bowl?", "question"),
+    ("Should I file taxes as a student?", "Do I have to file taxes as a student?", "question"),
+    ("What is the capital of the country Georgia?", "What is the capital of Georgia?", "terms"),
+    ("Which company was acquired by GitHub?", "Which company acquired GitHub?", "direction"),
+    ("Who did Beethoven teach?", "Who was Beethoven taught by?", "direction"),
+    ("Is depression caused by insomnia?", "Does depression cause insomnia?", "direction"),
+    ("insomnia causing depression", "Does depression cause insomnia?", "direction"),
+    ("Are humans eaten by sharks?", "Do humans eat sharks?", "direction"),
+    ("Do sharks ever eat humans?", "Do humans eat sharks?", "direction"),
+    ("Can my cat eat dog food?", "Can dogs eat cat food?", "direction"),
 ]
 SERVED = [
     # what cache/shapes.py leaves alone: a possessive reorders, "or"/"and" is symmetric, a rate in words
@@ -293,6 +316,11 @@ SERVED = [
     ("What vaccines do I need to travel to Kenya?", "Can you tell me what immunizations I need for a trip to Kenya?"),
     ("How do you say \"I love you\" in Japanese?", "Give me the Japanese words for \"I love you\"."),
     ("Do all mammals give birth to live young?", "Does every mammal give birth to live young?"),
+    ("Who was taught by Beethoven?", "Who did Beethoven teach?"),
+    ("Do sharks eat humans?", "Are humans eaten by sharks?"),
+    ("Give me a few tips for better sleep.", "Give me some tips for better sleep."),
+    ("Can every bird fly?", "Are all birds able to fly?"),
+    ("What is 7 * 8?", "What is 7 × 8?"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
@@ -397,6 +425,17 @@ def test_the_rules_refuse_the_adversarial_near_misses():
     para = [(p, g.query) for g in groups for p in g.paraphrases]
     assert sum(not verify_rules(q, c).ok for q, c in near) / len(near) >= 0.93
     assert sum(verify_rules(q, c).ok for q, c in para) / len(para) >= 0.5
+
+
+def test_the_rules_refuse_probe_c():
+    """cache/data/groups_probe_c.txt was written against the guard after stop 21's first checks: they
+    refused 67% of its near-misses against their own question; the checks designed on it refuse ≥ 84%
+    and pass as many of its paraphrases as before (48%)."""
+    groups = load_groups("probe_c")
+    near = [(t, g.query) for g in groups for _, t in g.near_misses]
+    para = [(p, g.query) for g in groups for p in g.paraphrases]
+    assert sum(not verify_rules(q, c).ok for q, c in near) / len(near) >= 0.84
+    assert sum(verify_rules(q, c).ok for q, c in para) / len(para) >= 0.48
 
 
 @pytest.mark.parametrize(("text", "numbers", "ordinals"), NUMBERS)
