@@ -27,3 +27,13 @@ def test_a_training_group_that_restates_an_evaluation_question_is_found(encoder)
     texts = [t for g in [*evaluation, *train] for t in [g.query, *g.paraphrases]]
     vectors = dict(zip(texts, encoder.embed_many(texts)))
     assert repeated_questions(train, evaluation, vectors, max_cosine=0.8) == [1]
+
+
+def test_every_evaluation_split_is_well_formed():
+    """Each evaluation group has paraphrases and near-misses, and no text is labelled both ways."""
+    for split in SPLITS:
+        groups = load_groups(split)
+        assert len(groups) >= 50, split
+        for g in groups:
+            assert len(g.paraphrases) >= 2 and len(g.near_misses) >= 2, (split, g.query)
+            assert not set(g.paraphrases) & {text for _, text in g.near_misses}, (split, g.query)
