@@ -12,7 +12,7 @@ import numpy as np
 DATA_DIR = Path(__file__).parent / "data"
 SPLITS = {"dev": DATA_DIR / "groups_dev.txt", "heldout": DATA_DIR / "groups_heldout.txt",
           "probe_a": DATA_DIR / "groups_probe_a.txt", "probe_b": DATA_DIR / "groups_probe_b.txt",
-          "probe_c": DATA_DIR / "groups_probe_c.txt"}
+          "probe_c": DATA_DIR / "groups_probe_c.txt", "probe_d": DATA_DIR / "groups_probe_d.txt"}
 TRAIN_DIR = DATA_DIR / "train"
 
 
