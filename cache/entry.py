@@ -52,9 +52,13 @@ def vector_from_b64(data: str | bytes | None) -> np.ndarray | None:
     return vector.copy()
 
 
-def _fingerprint(value: object) -> str | None:
-    """A stored `system_fingerprint`: a string, or None (entries from before it was kept have none)."""
-    return value if isinstance(value, str) else None
+FINGERPRINT_MAX_CHARS = 256  # an answer's `system_fingerprint` longer than this is not kept
+
+
+def fingerprint_or_none(value: object) -> str | None:
+    """A `system_fingerprint` worth keeping: a string of at most FINGERPRINT_MAX_CHARS, else None (entries
+    from before it was kept have none; a backend may send null or something odd)."""
+    return value if isinstance(value, str) and len(value) <= FINGERPRINT_MAX_CHARS else None
 
 
 @dataclass(slots=True)
@@ -115,7 +119,7 @@ class CacheEntry:
             last_hit_at=float(data["last_hit_at"]) if data.get("last_hit_at") is not None else None,
             created_by=data.get("created_by"), request_digest=str(data.get("request_digest") or ""),
             context_digest=str(data.get("context_digest") or ""),
-            system_fingerprint=_fingerprint(data.get("system_fingerprint")),
+            system_fingerprint=fingerprint_or_none(data.get("system_fingerprint")),
         )
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError, field_validator
 
 from cache.embed_text import SEMANTIC_MAX_CHARS
-from cache.entry import ENTRY_ID_PATTERN, CacheEntry, vector_from_b64
+from cache.entry import ENTRY_ID_PATTERN, FINGERPRINT_MAX_CHARS, CacheEntry, vector_from_b64
 
 CLOCK_SKEW_SECONDS = 300  # how far ahead of this replica's clock another's may run
 
@@ -47,7 +47,7 @@ class ExportedEntry(BaseModel):
     last_hit_at: float | None = None
     request_digest: Digest
     context_digest: Digest
-    system_fingerprint: Annotated[str, Field(max_length=256)] | None = None
+    system_fingerprint: Annotated[str, Field(max_length=FINGERPRINT_MAX_CHARS)] | None = None
     vector: np.ndarray | None = None  # base64 float32 in the line, decoded once here
 
     @field_validator("created_at", "expires_at", "last_hit_at")

@@ -26,7 +26,8 @@ import structlog
 from cache import guard as near_miss
 from cache import keys, synonyms
 from cache.embed_text import SEMANTIC_MAX_CHARS, embedding_text, semantic_eligible
-from cache.entry import DIM, CacheEntry, CacheHit, CacheLookup, entry_id_of, faiss_id, new_entry_id
+from cache.entry import (DIM, CacheEntry, CacheHit, CacheLookup, entry_id_of, faiss_id, fingerprint_or_none,
+                         new_entry_id)
 from cache.importing import BadImportLine, entry_from_line
 from cache.index import VectorIndex
 from cache.metrics import ENTRIES, GUARD_REJECTIONS, LOOKUP_SECONDS, LOOKUPS, REDIS_UP, STORES, TenantStats
@@ -376,7 +377,7 @@ class CacheService:
             vector=None if vector is None else np.asarray(vector, np.float32).reshape(-1),
             response_text=response_text, finish_reason=finish_reason, usage=dict(usage or {}),
             created_at=now, expires_at=now + policy.ttl_seconds, created_by="gateway",
-            system_fingerprint=system_fingerprint if isinstance(system_fingerprint, str) else None,
+            system_fingerprint=fingerprint_or_none(system_fingerprint),
         )
         if not await self.storage.put(entry, max_entries=policy.max_entries):
             return None

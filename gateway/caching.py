@@ -15,6 +15,7 @@ import orjson
 from aiohttp import web
 
 from cache import directives
+from cache.entry import fingerprint_or_none
 from cache.render import render_body, render_events, sse_bytes
 from gateway.context import RequestContext
 from gateway.errors import APIError
@@ -212,8 +213,7 @@ def answer_of(body: dict | None) -> tuple[str, str, str] | None:
 def fingerprint_of(body: dict | None) -> str | None:
     """The `system_fingerprint` an answer reported (a hit replays it: the same backend configuration
     made that answer), or None."""
-    value = body.get("system_fingerprint") if isinstance(body, dict) else None
-    return value if isinstance(value, str) and len(value) <= 256 else None
+    return fingerprint_or_none(body.get("system_fingerprint")) if isinstance(body, dict) else None
 
 
 async def store(state: GatewayState, ctx: RequestContext, text: str, finish_reason: str, model: str,
