@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -17,6 +18,18 @@ from gateway.runtime import hash_key
 from tests.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def get_json(url: str, key: str | None = None) -> dict:
+    """GET a JSON body, with `key` as the bearer token when given."""
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=5) as resp:
+        return json.loads(resp.read())
+
+
+def upstream_stats(upstream: Process) -> dict:
+    """The mock upstream's counters (requests, completed, cancelled, request ids)."""
+    return get_json(upstream.url + "/_stats")
 
 
 def wait_http(url: str, timeout: float = 60.0, proc: subprocess.Popen | None = None) -> None:

@@ -14,12 +14,7 @@ import openai
 import pytest
 
 from cache import directives
-from tests.processes import TENANT_KEYS
-
-
-def _stats(upstream) -> dict:
-    with urllib.request.urlopen(upstream.url + "/_stats", timeout=5) as resp:
-        return json.loads(resp.read())
+from tests.processes import TENANT_KEYS, upstream_stats
 
 
 def _client(gw, tenant="acme"):
@@ -45,10 +40,10 @@ def test_exact_hit_skips_upstream_and_is_tenant_scoped(gateway, upstream):
     hit = _eventually_hit(call)
     assert hit.headers["x-switchyard-cache"] == "hit-exact"
     assert hit.headers["x-switchyard-cache-entry"]
-    before = _stats(upstream)["requests"]
+    before = upstream_stats(upstream)["requests"]
     again = call()
     assert again.headers["x-switchyard-cache"] == "hit-exact"
-    assert _stats(upstream)["requests"] == before  # answered without the upstream
+    assert upstream_stats(upstream)["requests"] == before  # answered without the upstream
     assert again.parse().choices[0].message.content == first.parse().choices[0].message.content
     # Same request from another tenant: never the first tenant's entry.
     other = call("globex")
@@ -290,10 +285,10 @@ def test_no_cache_asks_the_upstream_and_refreshes_the_entry(gateway, upstream):
     content = "Which gas do plants take in for photosynthesis?"
     _ask(gateway, content)
     old = _cached_entry(gateway, content)
-    before = _stats(upstream)["requests"]
+    before = upstream_stats(upstream)["requests"]
     fresh = _ask(gateway, content, "no-cache")
     assert fresh.headers["x-switchyard-cache"] == "miss"
-    assert _stats(upstream)["requests"] == before + 1
+    assert upstream_stats(upstream)["requests"] == before + 1
     new = _eventually_new_entry(gateway, content, old)
     assert new is not None and new != old  # the fresh answer took the old one's place
 
@@ -317,23 +312,23 @@ def test_max_age_serves_only_a_young_enough_answer(gateway, upstream):
     young = _ask(gateway, content, "max-age=3600")
     assert young.headers["x-switchyard-cache"] == "hit-exact" and 0 <= int(young.headers["age"]) < 3600
     time.sleep(2.1)
-    before = _stats(upstream)["requests"]
+    before = upstream_stats(upstream)["requests"]
     too_old = _ask(gateway, content, "Max-Age=1, x-unknown-directive")
     assert too_old.headers["x-switchyard-cache"] == "miss" and "age" not in too_old.headers
-    assert _stats(upstream)["requests"] == before + 1
+    assert upstream_stats(upstream)["requests"] == before + 1
     assert _eventually_new_entry(gateway, content, old) != old
 
 
 def test_only_if_cached_never_reaches_a_backend(gateway, upstream):
     content = "Which planet has the most moons?"
-    before = _stats(upstream)["requests"]
+    before = upstream_stats(upstream)["requests"]
     with pytest.raises(openai.APIStatusError) as info:
         _ask(gateway, content, "only-if-cached")
     error = info.value
     assert error.status_code == 504 and error.response.headers["x-should-retry"] == "false"
     assert error.body["code"] == "not_cached" and error.body["type"] == "invalid_request_error"
     assert error.response.headers["x-switchyard-cache"] == "miss"
-    assert _stats(upstream)["requests"] == before
+    assert upstream_stats(upstream)["requests"] == before
     _ask(gateway, content)
     entry = _cached_entry(gateway, content)
     cached = _ask(gateway, content, "only-if-cached")
@@ -343,12 +338,12 @@ def test_only_if_cached_never_reaches_a_backend(gateway, upstream):
         _client(gateway).chat.completions.create(
             model="small", messages=[{"role": "user", "content": content}], max_tokens=4, temperature=0.9,
             extra_headers={directives.HEADER: "only-if-cached"})
-    assert info.value.status_code == 504 and _stats(upstream)["requests"] == before + 1
+    assert info.value.status_code == 504 and upstream_stats(upstream)["requests"] == before + 1
 
 
 def test_a_directive_on_a_second_header_line_counts(gateway, upstream):
     """Two `x-switchyard-cache-control` lines are one list: a second line's only-if-cached still holds."""
-    before = _stats(upstream)["requests"]
+    before = upstream_stats(upstream)["requests"]
     body = json.dumps({"model": "small", "messages": [{"role": "user", "content": "Which ocean is the deepest?"}],
                        "max_tokens": 4, "temperature": 0}).encode()
     url = urllib.parse.urlsplit(gateway.url)
@@ -362,15 +357,15 @@ def test_a_directive_on_a_second_header_line_counts(gateway, upstream):
     response = conn.getresponse()
     assert response.status == 504 and json.loads(response.read())["error"]["code"] == "not_cached"
     conn.close()
-    assert _stats(upstream)["requests"] == before
+    assert upstream_stats(upstream)["requests"] == before
 
 
 @pytest.mark.parametrize("control", ["max-age=soon", "max-age=-5", "max-age=", "max-age=1.5", "no-cache, max-age=12s"])
 def test_a_malformed_cache_control_is_a_clear_400(gateway, upstream, control):
-    before = _stats(upstream)["requests"]
+    before = upstream_stats(upstream)["requests"]
     with pytest.raises(openai.BadRequestError) as info:
         _ask(gateway, "What is the tallest mountain in Africa?", control)
     body = info.value.body
     assert body["code"] == "invalid_cache_control" and body["param"] == directives.HEADER
     assert "max-age must be a whole number of seconds" in body["message"]
-    assert _stats(upstream)["requests"] == before
+    assert upstream_stats(upstream)["requests"] == before

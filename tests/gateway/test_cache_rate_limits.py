@@ -4,14 +4,12 @@ answer the cache holds), but it uses no backend, so an exhausted tokens/min does
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.request
 
 import openai
 import pytest
 
-from tests.processes import ADMIN_KEY, TENANT_KEYS, gateway_config, start_gateway
+from tests.processes import ADMIN_KEY, TENANT_KEYS, gateway_config, get_json, start_gateway, upstream_stats
 
 CACHED = [{"role": "user", "content": "What is the boiling point of water at sea level?"}]
 LONGER = [{"role": "user", "content": "Describe, step by step and in some detail, how a refrigerator keeps "
@@ -27,17 +25,11 @@ def limited_gateway(workdir, upstream):
     proc.stop()
 
 
-def _stats(url: str, path: str, key: str) -> dict:
-    request = urllib.request.Request(url + path, headers={"Authorization": f"Bearer {key}"})
-    with urllib.request.urlopen(request, timeout=5) as resp:
-        return json.loads(resp.read())
-
-
 def _models_loaded(gw, timeout: float = 120.0) -> None:
     """Wait until the encoder is up, so that an answer is stored the moment it is sent: the test must
     run well inside a minute, before the buckets refill."""
     deadline = time.monotonic() + timeout
-    while not _stats(gw.url, "/readyz", "")["models"]["loaded"]:
+    while not get_json(gw.url + "/readyz")["models"]["loaded"]:
         assert time.monotonic() < deadline, "the encoder never loaded"
         time.sleep(0.2)
 
@@ -45,7 +37,7 @@ def _models_loaded(gw, timeout: float = 120.0) -> None:
 def _stored(gw, timeout: float = 30.0) -> None:
     """Wait, through the admin API (not a tenant request), until the answer has been stored."""
     deadline = time.monotonic() + timeout
-    while _stats(gw.url, "/admin/cache/acme/stats", ADMIN_KEY)["entries"] < 1:
+    while get_json(gw.url + "/admin/cache/acme/stats", ADMIN_KEY)["entries"] < 1:
         assert time.monotonic() < deadline, "the answer was never stored"
         time.sleep(0.1)
 
@@ -65,7 +57,7 @@ def test_a_hit_takes_a_request_but_no_tokens(limited_gateway, upstream):
         call(LONGER, 40)
     assert "token" in info.value.body["message"].lower()
 
-    upstream_before = _stats(upstream.url, "/_stats", "")["requests"]
+    upstream_before = upstream_stats(upstream)["requests"]
     for left in ("1", "0"):  # requests 2 and 3: hits, served although tokens/min is spent
         hit = call(CACHED, 8)
         assert hit.headers["x-switchyard-cache"] == "hit-exact"
@@ -74,4 +66,4 @@ def test_a_hit_takes_a_request_but_no_tokens(limited_gateway, upstream):
         call(CACHED, 8)
     assert info.value.body["code"] == "rate_limit_exceeded"
     assert int(info.value.response.headers["retry-after"]) >= 1
-    assert _stats(upstream.url, "/_stats", "")["requests"] == upstream_before
+    assert upstream_stats(upstream)["requests"] == upstream_before

@@ -5,21 +5,15 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-import urllib.request
 
 import aiohttp
 import openai
 import pytest
 
-from tests.processes import TENANT_KEYS, gateway_config, start_gateway, start_mock_upstream
+from tests.processes import TENANT_KEYS, gateway_config, start_gateway, start_mock_upstream, upstream_stats
 from tests.redis_server import free_port
 
 AUTH = {"Authorization": f"Bearer {TENANT_KEYS['acme']}"}
-
-
-def upstream_stats(upstream) -> dict:
-    with urllib.request.urlopen(upstream.url + "/_stats", timeout=5) as resp:
-        return json.loads(resp.read())
 
 
 async def read_sse(gateway, body: dict) -> tuple[int, list[bytes]]:
