@@ -9,9 +9,13 @@ What the index holds, per size:
 - synthetic entries for the rest: real embeddings plus noise (cosine ~0.5 to their anchor), so the
   IVF clusters are realistic; they are never candidates at 0.65.
 Queries are paraphrases of those groups (distinct texts, none stored), encoded one at a time as
-requests arrive (no batching help). Before each size the guard forgets every text it has read, and
-the warm-up uses texts that are not measured: every measured lookup reads its query cold, as new
-traffic does. The table prints the guard calls per lookup and how many hits the p99 rests on.
+requests arrive (no batching help). Each size measures the queries twice, in four chunks that
+alternate which pass comes first (so a host that drifts weighs on both), the guard having forgotten
+every text it read before each pass (the warm-up uses texts that are not measured): every measured
+lookup reads its query cold, as new traffic does. The two HIT columns:
+- HIT: the stored texts were read for the guard when they were stored, as `CacheService.store` does;
+- HIT cold entries: they were not (entries another replica inserted, or loaded at start).
+The table prints the guard calls per lookup and how many hits the p99 rests on.
 
     python bench/cache_latency.py [--sizes 10000,100000,1000000] [--queries 1500] [--plot bench/results/cache_latency.png]
 
@@ -40,6 +44,7 @@ from cache import guard, keys  # noqa: E402
 from cache.encoder import Encoder  # noqa: E402
 from cache.entry import CacheEntry, new_entry_id  # noqa: E402
 from cache.evalset import load_groups  # noqa: E402
+from cache.facts import analyse  # noqa: E402
 from cache.index import single_thread_search  # noqa: E402
 from cache.service import CacheService  # noqa: E402
 from cache.stores.memory import MemoryStore  # noqa: E402
@@ -146,26 +151,47 @@ async def run_size(n: int, encoder: Encoder, real_texts: list[str], real_vectors
     index = service._indexes[(TENANT, context)]
     index_bytes = faiss.serialize_index(index._index).nbytes / len(index)
     single_thread_search()
-    # Cold text caches: the guard has read nothing of this size yet, and warms up on other texts.
-    guard.clear_text_caches()
-    for text in warmup:
-        await service.lookup(TENANT, policy, "chat", body(text), await encoder.embed(text))
-    calls[0] = 0
-    encode_t, lookup_t, total_t, hit_total_t, results = [], [], [], [], []
-    for text in queries:
-        t0 = time.perf_counter()
-        vector = await encoder.embed(text)
-        t1 = time.perf_counter()
-        look = await service.lookup(TENANT, policy, "chat", body(text), vector)
-        t2 = time.perf_counter()
-        encode_t.append(t1 - t0)
-        lookup_t.append(t2 - t1)
-        total_t.append(t2 - t0)
-        results.append(look.result)
-        if look.hit is not None:
-            hit_total_t.append(t2 - t0)
-        bar.update(1)
-    guard_calls = calls[0] / len(queries)
+
+    async def measure(chunk: list[str], entries_read: bool) -> tuple[list, ...]:
+        """A pass over `chunk`, every query read cold. `entries_read`: the stored texts were read for the
+        guard when they were stored (`CacheService.store` does it, after the answer went out); else they
+        are cold too, as entries another replica inserted are at their first comparison."""
+        guard.clear_text_caches()
+        if entries_read:
+            for text in real_texts:  # the synthetic entries are never candidates
+                guard.prepare(text)
+        for text in warmup:  # warms the code paths on texts that are not measured
+            await service.lookup(TENANT, policy, "chat", body(text), await encoder.embed(text))
+        calls[0] = 0
+        misses = analyse.cache_info().misses
+        encode_t, lookup_t, total_t, hit_total_t, results = [], [], [], [], []
+        for text in chunk:
+            t0 = time.perf_counter()
+            vector = await encoder.embed(text)
+            t1 = time.perf_counter()
+            look = await service.lookup(TENANT, policy, "chat", body(text), vector)
+            t2 = time.perf_counter()
+            encode_t.append(t1 - t0)
+            lookup_t.append(t2 - t1)
+            total_t.append(t2 - t0)
+            results.append(look.result)
+            if look.hit is not None:
+                hit_total_t.append(t2 - t0)
+            bar.update(1)
+        return encode_t, lookup_t, total_t, hit_total_t, results, [calls[0]], [analyse.cache_info().misses - misses]
+
+    # Both ways over the same queries, in 4 chunks whose order of the two passes alternates, so a host
+    # that speeds up or slows down during the size weighs on both alike.
+    measured = {True: ([], [], [], [], [], [], []), False: ([], [], [], [], [], [], [])}
+    for c in range(4):
+        chunk = queries[c::4]
+        for entries_read in ((False, True) if c % 2 == 0 else (True, False)):
+            for into, part in zip(measured[entries_read], await measure(chunk, entries_read)):
+                into.extend(part)
+    encode_t, lookup_t, total_t, hit_total_t, results, guard_calls_per_chunk, cold_reads = measured[True]
+    cold_hit_t = measured[False][3]
+    guard_calls = sum(guard_calls_per_chunk) / len(queries)
+    reads = (sum(cold_reads) / len(queries), sum(measured[False][6]) / len(queries))  # texts the guard read cold
     # Flat exact search on the same vectors, for comparison with the IVF the service chose.
     flat_t = []
     if index.kind == "ivf" and n <= 200_000:
@@ -181,7 +207,7 @@ async def run_size(n: int, encoder: Encoder, real_texts: list[str], real_vectors
             flat_t.append(time.perf_counter() - t)
         del flat, vecs
     await service.aclose()
-    del service, store
+    service = store = None  # let the next size start without them
     gc.collect()
     return {
         "n": n, "kind": index.kind, "build_s": build_s, "hits": results.count("hit-semantic") + results.count("hit-exact"),
@@ -190,15 +216,19 @@ async def run_size(n: int, encoder: Encoder, real_texts: list[str], real_vectors
         "total_p50": pct(total_t, 50), "total_p99": pct(total_t, 99),
         "hit_p50": pct(hit_total_t, 50) if hit_total_t else float("nan"),
         "hit_p99": pct(hit_total_t, 99) if hit_total_t else float("nan"),
-        "flat_p50": pct(flat_t, 50) if flat_t else None, "guard_calls": guard_calls,
+        "cold_hit_p50": pct(cold_hit_t, 50) if cold_hit_t else float("nan"),
+        "cold_hit_p99": pct(cold_hit_t, 99) if cold_hit_t else float("nan"),
+        "flat_p50": pct(flat_t, 50) if flat_t else None, "guard_calls": guard_calls, "cold_reads": reads,
         "index_bytes": index_bytes, "index_rss": index_rss, "store_bytes": store_bytes,
-        "hit_ms": [t * 1000 for t in hit_total_t], "encode_ms": [t * 1000 for t in encode_t],
+        "hit_ms": [t * 1000 for t in hit_total_t], "cold_hit_ms": [t * 1000 for t in cold_hit_t],
+        "encode_ms": [t * 1000 for t in encode_t],
         "lookup_ms": [t * 1000 for t in lookup_t],
     }
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    """Left: the CDF of HIT latency (encode + lookup) per index size, with the done-when's p50/p99 lines.
+    """Left: the CDF of HIT latency (encode + lookup) per index size, entries read when stored (solid) and
+    cold (dashed), with the done-when's p50/p99 lines.
     Right: where a request's time goes (encode vs lookup, p50) and the HIT p99, per size."""
     import matplotlib
 
@@ -206,10 +236,12 @@ def plot(rows: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, (cdf, parts) = plt.subplots(1, 2, figsize=(12, 4.2))
-    for r in rows:
-        hits = np.sort(r["hit_ms"])
-        if len(hits):
-            cdf.plot(hits, np.arange(1, len(hits) + 1) / len(hits), label=f"{r['n']:,} entries ({r['kind']})")
+    for r, color in zip(rows, ("tab:blue", "tab:orange", "tab:green", "tab:red")):
+        for ms, style, note in ((r["hit_ms"], "-", ""), (r["cold_hit_ms"], "--", ", cold entries")):
+            hits = np.sort(ms)
+            if len(hits):
+                cdf.plot(hits, np.arange(1, len(hits) + 1) / len(hits), style, color=color,
+                         label=f"{r['n']:,} entries ({r['kind']}{note})")
     cdf.axvline(5, color="grey", ls="--", lw=0.8)
     cdf.axvline(15, color="grey", ls=":", lw=0.8)
     cdf.axhline(0.5, color="grey", lw=0.5)
@@ -274,27 +306,32 @@ async def main() -> None:
     anchors = real_vectors
     policy = CachePolicy(learned_verifier=not args.rules_only)
     rows = []
-    with tqdm(total=len(sizes) * len(queries), desc="lookups", unit="q") as bar:
+    with tqdm(total=2 * len(sizes) * len(queries), desc="lookups", unit="q") as bar:
         for n in sizes:
             rows.append(await run_size(n, encoder, real_texts, real_vectors, queries, warmup, anchors, policy, bar))
     print(f"\ncpu: {cpu_summary()}")
     print(f"encoder: {encoder.backend} {getattr(encoder.runtime, 'precision', '')} "
           f"{getattr(encoder.runtime, 'providers', '')}, threshold {policy.threshold}, "
           f"guard {'on' if policy.verify else 'off'} ({'rules + learned verifier' if policy.learned_verifier else 'rules only'}), "
-          f"{bar_note} per size, one at a time, guard text caches cold")
+          f"{bar_note} per size, one at a time; every query read cold by the guard, the stored texts read "
+          f"when stored (HIT cold entries: not read before, as another replica's inserts)")
     print(f"{'entries':>9} | {'index':>5} | {'build s':>7} | {'encode p50/p99 ms':>17} | {'lookup p50/p99 ms':>17} | "
-          f"{'total p50/p99 ms':>16} | {'HIT p50/p99 ms':>14} | {'hits':>9} | {'guard/lookup':>12} | "
+          f"{'total p50/p99 ms':>16} | {'HIT p50/p99 ms':>14} | {'HIT cold entries':>16} | {'hits':>9} | {'guard/lookup':>12} | "
+          f"{'cold reads/lookup':>17} | "
           f"{'flat search p50':>15} | {'index B/entry':>13} | {'index RSS B/entry':>17} | {'store B/entry':>13}")
-    print("-" * 208)
+    print("-" * 247)
     for r in rows:
         flat = f"{r['flat_p50']:.2f} ms" if r["flat_p50"] is not None else "-"
         print(f"{r['n']:>9,} | {r['kind']:>5} | {r['build_s']:>7.1f} | {r['encode_p50']:>7.2f} / {r['encode_p99']:>6.2f} | "
               f"{r['lookup_p50']:>7.2f} / {r['lookup_p99']:>6.2f} | {r['total_p50']:>6.2f} / {r['total_p99']:>6.2f} | "
-              f"{r['hit_p50']:>5.2f} / {r['hit_p99']:>5.2f} | {r['hits']:>4}/{r['queries']:<4} | {r['guard_calls']:>12.2f} | "
+              f"{r['hit_p50']:>5.2f} / {r['hit_p99']:>5.2f} | {r['cold_hit_p50']:>6.2f} / {r['cold_hit_p99']:>6.2f} | "
+              f"{r['hits']:>4}/{r['queries']:<4} | {r['guard_calls']:>12.2f} | "
+              f"{r['cold_reads'][0]:>7.2f} / {r['cold_reads'][1]:>7.2f} | "
               f"{flat:>15} | {r['index_bytes']:>13,.0f} | {r['index_rss']:>17,.0f} | {r['store_bytes']:>13,.0f}")
     print("lookup = exact-key get + FAISS search + entry fetch + guard; total = encode + lookup; "
           "HIT = total over lookups that were served from the cache (p99 over the hits counted in 'hits'); "
-          "guard/lookup = candidates the guard read per lookup; index B/entry = serialized, index RSS = "
+          "guard/lookup = candidates the guard read per lookup; cold reads/lookup = texts the guard analysed "
+          "cold per lookup, entries read when stored / cold entries; index B/entry = serialized, index RSS = "
           "resident memory the build added (index, ids, service bookkeeping); store B/entry = entry with its "
           "own vector, in the in-memory store")
     if args.plot:

@@ -303,6 +303,10 @@ class VerifierModel:
     def prob(self, query: str, cached: str, rules_ok: bool | None = None) -> float:
         return self.probability(self.features(query, cached, rules_ok=rules_ok))
 
+    def prepare(self, text: str) -> None:
+        """Warm the per-text part of `features` (the content words' vectors) for a stored entry's text."""
+        WordVectors.shared().content(text)
+
 
 def _load_shared() -> VerifierModel:
     model = VerifierModel.load()

@@ -273,3 +273,33 @@ async def test_a_failing_guard_costs_a_miss_not_the_request(encoder, policy):
         assert (await look(svc, policy, chat("What is the capital of Australia?"))).result == "hit-exact"
     finally:
         await svc.aclose()
+
+
+async def test_a_stored_entry_is_read_for_the_guard_when_stored(service, policy):
+    """The guard reads an entry's text when the entry is stored (after the answer went out), so a later
+    hit on it analyses only the query: the analyses of the stored text are already in the guard's caches."""
+    from cache import guard
+    from cache.facts import analyse
+    from cache.shapes import shape_of
+
+    guard.clear_text_caches()
+    entry_id = await store(service, policy, chat("What is the capital of Australia?"))
+    text = (await service.get_entry("acme", entry_id)).text
+    for read in (analyse, shape_of):
+        before = read.cache_info()
+        read(text)
+        after = read.cache_info()
+        assert (after.hits, after.misses) == (before.hits + 1, before.misses), read.__name__
+
+
+async def test_a_failing_guard_read_at_store_keeps_the_entry(service, policy, monkeypatch):
+    from cache import guard
+
+    def broken(text: str) -> None:
+        raise IndexError("list index out of range")
+
+    monkeypatch.setattr(guard, "prepare", broken)
+    body = chat("What is the capital of Australia?")
+    entry_id = await store(service, policy, body)
+    assert entry_id is not None and (await service.get_entry("acme", entry_id)) is not None
+    assert (await look(service, policy, body)).result == "hit-exact"
