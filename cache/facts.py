@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from cache import lexicon as lx
 from cache import synonyms
-from cache.intents import acts_of, forms_of, intent_of, roles_of
+from cache.intents import acts_of, forms_of, intent_of, roles_of, self_role
 from cache.numerals import OPERATION, OPERATOR, expression_operators, read_numbers, trailing_zero_decimals
 from cache.wording import (QUANTITY_NOUNS, canonical, language_of, light_stem, named_words, parse_number,
                            phrased_tokens, quoted_words, said_words)
@@ -69,6 +69,7 @@ class Facts:
     decimals: tuple[str, ...]  # decimals written with a final zero: "Python 3.10" → ("3.10",)
     subject_of: frozenset[str]  # verbs whose subject the question word is: "What eats koalas?" (`roles_of`)
     object_of: frozenset[str]  # verbs whose object it is: "What do koalas eat?"
+    self_role: str | None  # the asker as "subject" ("What should I get my wife?") or "object" (`self_role`)
     forms: frozenset[str]  # the forms the answer is asked to take: poem, summary, brief… (`forms_of`)
     mentioned_forms: frozenset[str]  # forms the text names at all ("ocean poem")
 
@@ -406,6 +407,7 @@ def analyse(text: str) -> Facts:
         amount=amount,
         subject_of=subject_of,
         object_of=object_of,
+        self_role=self_role(raw),
         operations=frozenset((OPERATOR[m.group(2).strip().lower()], m.group(1), m.group(3))
                              for m in OPERATION.finditer(text)) | divisions,
         operators=expression_operators(text),

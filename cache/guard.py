@@ -306,6 +306,8 @@ def verify_rules(query: str, cached: str) -> Verdict:
     swapped = (a.subject_of & b.object_of) | (a.object_of & b.subject_of)  # a text has one role or none
     if swapped:
         return Verdict(False, "direction", f"subject and object of '{min(swapped)}' swapped")
+    if {a.self_role, b.self_role} == {"subject", "object"}:  # "What should I get my wife?" ≠ "… my wife get me?"
+        return Verdict(False, "direction", f"the asker as {a.self_role} vs {b.self_role}")
     shaped = shapes.conflict(shape_of(query), shape_of(cached), a, b)  # order, roles, particles, tense, …
     if shaped:
         return Verdict(False, *shaped)

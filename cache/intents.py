@@ -130,6 +130,8 @@ def intent_of(raw: list[str], text: str) -> str | None:
     explained = False
     while stripped and words:  # polite and request prefixes: "Can you tell me …", "Explain …"
         stripped = False
+        if _asks_ability(words):
+            return "yesno"  # "Can you freeze milk?" asks whether one can, not for a how-long or a how-to
         for prefix in lx.REQUEST_PREFIXES:
             if tuple(words[:len(prefix)]) == prefix and len(words) > len(prefix):
                 explained |= prefix[0] in _DESCRIBE
@@ -231,6 +233,16 @@ def intent_of(raw: list[str], text: str) -> str | None:
     return None
 
 
+def _asks_ability(words: list[str]) -> bool:
+    """"Can you freeze milk?", "Could you see the Northern Lights from Scotland?": the generic "you" asks
+    whether something can be done, a yes/no question. Not a request to the assistant: "Can you tell me /
+    explain / write / walk me through …" (`lexicon.ASKING_VERBS`, or "me" right after the verb)."""
+    if len(words) < 3 or words[0] not in ("can", "could") or words[1] != "you":
+        return False
+    verb = words[2]
+    return verb.isalpha() and verb not in lx.ASKING_VERBS and "me" not in words[3:5]
+
+
 def _form_index() -> dict[str, list[tuple[str, tuple[str, ...], bool | None]]]:
     """first token → (form, pattern, kind) for every pattern of `lexicon`'s form lists; kind: True for a
     work to create, False for a pattern that requests its form, None for one that only mentions it."""
@@ -262,6 +274,32 @@ def forms_of(raw: list[str]) -> tuple[frozenset[str], frozenset[str]]:
             if created is False or (created and any(w in lx.CREATE_VERBS for w in raw[max(0, i - 4):i])):
                 requested.add(form)
     return frozenset(requested), frozenset(mentioned)
+
+
+# Before "me", words that make it no one's object in the question's own act: a request ("tell me", "show
+# me"), a preposition ("for me", "to me"): "Is it possible for me to donate blood?" = "Can I donate blood?"
+_NOT_ACTED_ON = lx.ASKING_VERBS | frozenset("for to with about from like than let help give gave told showed".split())
+_PASSIVE_AFTER_I = frozenset("be been being am was".split())
+# "How do I know / tell / find out if …": the asker asking, not a participant in what is asked about
+_FINDING_OUT = frozenset("""know tell check see find figure learn determine verify confirm notice recognize
+recognise understand spot detect identify""".split())
+
+
+def self_role(raw: list[str]) -> str | None:
+    """The asker's place in the question: "subject" ("What should I get my wife?", "Can I refuse to see my
+    doctor?"), "object" ("What should my wife get me?", "Can my doctor refuse to see me?"), None for
+    both, neither, or a passive ("Can I be evicted …" asks what "… evict me" does)."""
+    def passive(after: list[str]) -> bool:  # "I am/was …", "I (can) be fired", "I get/got fired"
+        return bool(after) and (after[0] in _PASSIVE_AFTER_I or after[1:2] in (["be"], ["been"])
+                                or after[0] in ("get", "got") and bool(_PARTICIPLE.match(after[1] if len(after) > 1 else "")))
+
+    subject = any(w == "i" and not passive(raw[k + 1:k + 3]) and (raw[k + 1:k + 2] or [""])[0] not in _FINDING_OUT
+                  for k, w in enumerate(raw))
+    acted_on = any(w == "me" and k > 0 and canonical(raw[k - 1]) not in _NOT_ACTED_ON and raw[k - 1] not in _NOT_ACTED_ON
+                   for k, w in enumerate(raw))
+    if "by" in raw or subject == acted_on:
+        return None
+    return "subject" if subject else "object"
 
 
 def roles_of(raw: list[str], canon: list[str]) -> tuple[frozenset[str], frozenset[str]]:

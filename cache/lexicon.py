@@ -142,6 +142,17 @@ REQUEST_PREFIXES = (("can", "you"), ("could", "you"), ("would", "you"), ("will",
                     ("show", "me"), ("give", "me"), ("let", "me", "know"), ("help", "me", "understand"),
                     ("i", "want", "to", "know"), ("i", "would", "like", "to", "know"), ("do", "you", "know"),
                     ("please",), ("explain",), ("describe",))
+# Verbs after "Can you …" / "Could you …" that ask the assistant to do something ("Can you explain
+# recursion?"); any other verb there asks whether something can be done ("Can you freeze milk?", `intents`)
+ASKING_VERBS = frozenset("""
+tell explain describe define show give list name summarize summarise outline write compose draft pen script
+rewrite edit polish proofread correct rephrase paraphrase simplify translate convert calculate compute
+estimate work figure solve find check compare contrast rank sort count help suggest recommend advise
+provide share send make create generate produce come craft design plan build code debug fix review
+analyze analyse evaluate interpret identify break walk teach remind clarify elaborate detail answer
+please kindly just briefly quickly plainly simply also really maybe possibly say spell read recite point
+look let
+""".split())
 NORM_WORDS = frozenset("good normal healthy ideal reasonable acceptable".split())  # "What is a good cap rate?"
 MANNER_NOUNS = frozenset("way ways method methods steps procedure instructions".split())  # "the way to …"
 COMPARISON_WORDS = frozenset("""difference differences differ differs different versus vs compare compared

@@ -209,8 +209,21 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("Are humans eaten by sharks?", "Do humans eat sharks?", "direction"),
     ("Do sharks ever eat humans?", "Do humans eat sharks?", "direction"),
     ("Can my cat eat dog food?", "Can dogs eat cat food?", "direction"),
+    # stop 22: "Can you <verb> …" with a verb that asks nothing of the assistant is a yes/no question
+    ("How long can you keep cooked rice in the fridge?", "Can you keep cooked rice in the fridge?", "intent"),
+    ("Where can you see puffins in Iceland?", "Can you see puffins in Iceland?", "intent"),
+    # stop 22: the asker done to, not doing
+    ("What should my husband buy me for our anniversary?", "What should I buy my husband for our anniversary?",
+     "direction"),
+    ("Can my neighbor sue me over a fallen tree?", "Can I sue my neighbor over a fallen tree?", "direction"),
 ]
 SERVED = [
+    ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
+    ("Can you explain how vaccines work?", "How do vaccines work?"),  # a request: read after "Can you explain"
+    # the asker's role kept: a passive with "by", the asker finding out, "for me"
+    ("Can my boss fire me for being late?", "Can I be fired by my boss for being late?"),
+    ("How do I know if I've been blocked on Instagram?", "How can I tell if someone blocked me on Instagram?"),
+    ("Is it possible for me to get a passport in a week?", "Can I get a passport in a week?"),
     # what cache/shapes.py leaves alone: a possessive reorders, "or"/"and" is symmetric, a rate in words
     # matches one in digits, "when" matches any date, the particle is the same
     ("Who is the NBA's greatest player?", "Who is the greatest player in the NBA?"),
