@@ -170,16 +170,17 @@ def clear_text_caches() -> None:
     WordVectors.forget_texts()
 
 
-def prepare(text: str) -> None:
+def prepare(text: str, *, learned: bool = True) -> None:
     """Read `text` now as the guard reads a side of a pair (every per-text analysis, into the bounded
     caches above), so a later comparison with it starts warm. The service calls it when it stores an
-    entry: a hit on that entry then reads only the query cold (~0.5 ms per text on a 2-core CPU)."""
+    entry: a hit on that entry then reads only the query cold (~0.5 ms per text on a 2-core CPU).
+    `learned`: the learned stage will compare it too (its per-text part is read as well)."""
     analyse(text)
     shape_of(text)
     _synonym_candidates(text)
     _compounds(text)
     _names(text)
-    model = learned_model()
+    model = learned_model() if learned else None
     if model is not None and hasattr(model, "prepare"):
         model.prepare(text)
 

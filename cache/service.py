@@ -383,15 +383,16 @@ class CacheService:
             return None
         STORES.labels(tenant_id).inc()
         if entry.vector is not None and policy.verify:
-            self._prepare_for_guard(tenant_id, text)
+            self._prepare_for_guard(tenant_id, text, policy)
         return entry.id
 
-    def _prepare_for_guard(self, tenant_id: str, text: str) -> None:
+    def _prepare_for_guard(self, tenant_id: str, text: str, policy: CachePolicy | None) -> None:
         """Read a new entry's text for the guard now, after the answer went out, rather than on the
         hit path of the first request it may answer (entries other replicas insert are read at their
         first comparison: their events carry no text)."""
+        learned = self.verifier is near_miss.verify and (policy is None or policy.learned_verifier)
         try:
-            near_miss.prepare(text)
+            near_miss.prepare(text, learned=learned)
         except Exception as exc:  # noqa: BLE001 - the entry is stored; the guard reads it again when compared
             log.error("cache.guard_prepare_failed", tenant=tenant_id, error=type(exc).__name__, detail=str(exc)[:200])
 
@@ -463,7 +464,7 @@ class CacheService:
         if not await self.storage.put(entry, max_entries=policy.max_entries if policy is not None else None):
             raise ConnectionError("cache store unavailable")
         if entry.vector is not None and (policy is None or policy.verify):  # a warm-up import is read now too
-            self._prepare_for_guard(tenant_id, entry.text)
+            self._prepare_for_guard(tenant_id, entry.text, policy)
         return entry.id
 
     # --- housekeeping ------------------------------------------------------------------------------

@@ -295,7 +295,7 @@ async def test_a_stored_entry_is_read_for_the_guard_when_stored(service, policy)
 async def test_a_failing_guard_read_at_store_keeps_the_entry(service, policy, monkeypatch):
     from cache import guard
 
-    def broken(text: str) -> None:
+    def broken(text: str, **options) -> None:
         raise IndexError("list index out of range")
 
     monkeypatch.setattr(guard, "prepare", broken)
