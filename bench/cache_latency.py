@@ -14,7 +14,7 @@ alternate which pass comes first (so a host that drifts weighs on both), the gua
 every text it read before each pass (the warm-up uses texts that are not measured): every measured
 lookup reads its query cold, as new traffic does. The two HIT columns:
 - HIT: the stored texts were read for the guard when they were stored, as `CacheService.store` does;
-- HIT cold entries: they were not (entries another replica inserted, or loaded at start).
+- HIT cold entries: they were not (entries loaded at start: a resync reads vectors, not texts).
 The table prints the guard calls per lookup and how many hits the p99 rests on.
 
     python bench/cache_latency.py [--sizes 10000,100000,1000000] [--queries 1500] [--plot bench/results/cache_latency.png]
@@ -155,7 +155,7 @@ async def run_size(n: int, encoder: Encoder, real_texts: list[str], real_vectors
     async def measure(chunk: list[str], entries_read: bool) -> tuple[list, ...]:
         """A pass over `chunk`, every query read cold. `entries_read`: the stored texts were read for the
         guard when they were stored (`CacheService.store` does it, after the answer went out); else they
-        are cold too, as entries another replica inserted are at their first comparison."""
+        are cold too, as entries loaded at start are at their first comparison."""
         guard.clear_text_caches()
         if entries_read:
             for text in real_texts:  # the synthetic entries are never candidates
@@ -314,7 +314,7 @@ async def main() -> None:
           f"{getattr(encoder.runtime, 'providers', '')}, threshold {policy.threshold}, "
           f"guard {'on' if policy.verify else 'off'} ({'rules + learned verifier' if policy.learned_verifier else 'rules only'}), "
           f"{bar_note} per size, one at a time; every query read cold by the guard, the stored texts read "
-          f"when stored (HIT cold entries: not read before, as another replica's inserts)")
+          f"when stored (HIT cold entries: not read before, as entries loaded at start)")
     print(f"{'entries':>9} | {'index':>5} | {'build s':>7} | {'encode p50/p99 ms':>17} | {'lookup p50/p99 ms':>17} | "
           f"{'total p50/p99 ms':>16} | {'HIT p50/p99 ms':>14} | {'HIT cold entries':>16} | {'hits':>9} | {'guard/lookup':>12} | "
           f"{'cold reads/lookup':>17} | "

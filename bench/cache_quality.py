@@ -11,8 +11,9 @@ A harder variant ("rotated") stores the first paraphrase instead of the question
 (written as edits of the question) also differ in wording from what is cached.
 
 Splits (cache/data/README.md): dev (the guard was designed on it), heldout (never tuned on), probe_a (an
-adversarial set written against the guard; stop 20's checks were designed on its failures) and probe_b
-(adversarial, written after those checks and not tuned on).
+adversarial set written against the guard; stop 20's checks were designed on its failures), probe_b
+(adversarial, written after those checks and not tuned on), probe_c (adversarial; stop 21's second half
+was designed on it), probe_d and probe_e (written by hands that read no code; not tuned on).
 
     python bench/cache_quality.py [--plot bench/results/cache_quality.png] [--cross-encoder PATH]
 
@@ -155,7 +156,12 @@ def plot(rows: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(SPLITS), figsize=(5.5 * len(SPLITS), 4), sharey=True)
+    cols = 4
+    rows_n = -(-len(SPLITS) // cols)
+    fig, grid = plt.subplots(rows_n, cols, figsize=(5.5 * cols, 4 * rows_n), sharey=True, squeeze=False)
+    axes = list(grid.flat)
+    for ax in axes[len(SPLITS):]:
+        ax.set_visible(False)  # a grid cell with no split
     for ax, split in zip(axes, SPLITS):
         for verify, style in ((False, "--"), (True, "-")):
             sel = [r for r in rows if r["split"] == split and r["verify"] == verify and not r["rotated"]]
@@ -167,7 +173,8 @@ def plot(rows: list[dict], path: Path) -> None:
         ax.set_title(f"{split} split")
         ax.set_xlabel("cosine threshold")
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("rate")
+    for row in grid:
+        row[0].set_ylabel("rate")
     axes[1].legend(fontsize=7, loc="upper right")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -176,7 +183,7 @@ def plot(rows: list[dict], path: Path) -> None:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--plot", default="bench/results/cache_quality.png")
+    parser.add_argument("--plot", default="bench/results/cache_quality.png", help="where to write the plot ('' for none)")
     parser.add_argument("--cross-encoder", default=None, help="cross-encoder model file for the learned rows "
                         f"(default: {cross_encoder.MODEL_PATH})")
     args = parser.parse_args()
@@ -226,8 +233,9 @@ async def main() -> None:
               f"`python -m cache.train_cross_encoder`; the learned rows use the trees)")
     for line in verifier_latency(vectors):
         print(line)
-    plot([r for r in rows if not r["rules_only"]], Path(args.plot))
-    print(f"\nplot: {args.plot}")
+    if args.plot:
+        plot([r for r in rows if not r["rules_only"]], Path(args.plot))
+        print(f"\nplot: {args.plot}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Loader for the hand-written groups in `cache/data/` (format in cache/data/README.md): the `dev` and
-`heldout` evaluation splits, the adversarial `probe_a` and `probe_b` splits, and the `train` split
-(every file in `cache/data/train/`) that the learned verifier is fitted on."""
+`heldout` evaluation splits, the probes (`probe_a` … `probe_e`: adversarial ones, and ones written by
+hands that read no code), and the `train` split (every file in `cache/data/train/`) that the learned
+verifier is fitted on."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import numpy as np
 DATA_DIR = Path(__file__).parent / "data"
 SPLITS = {"dev": DATA_DIR / "groups_dev.txt", "heldout": DATA_DIR / "groups_heldout.txt",
           "probe_a": DATA_DIR / "groups_probe_a.txt", "probe_b": DATA_DIR / "groups_probe_b.txt",
-          "probe_c": DATA_DIR / "groups_probe_c.txt", "probe_d": DATA_DIR / "groups_probe_d.txt"}
+          "probe_c": DATA_DIR / "groups_probe_c.txt", "probe_d": DATA_DIR / "groups_probe_d.txt",
+          "probe_e": DATA_DIR / "groups_probe_e.txt"}
 TRAIN_DIR = DATA_DIR / "train"
 
 

@@ -179,6 +179,19 @@ class CacheService:
                 index.schedule_rebuild(self._executor)
             except RuntimeError:  # no running loop (offline use): the next insert schedules it
                 pass
+        if record.text is not None:
+            self._prepare_for_guard(record.tenant, record.text)
+
+    def _prepare_for_guard(self, tenant_id: str, text: str) -> None:
+        """Read a new entry's text for the guard when it is inserted (stored here after its answer went
+        out, imported, or inserted by another replica: live inserts carry the text), rather than on the
+        hit path of the first request it may answer. Entries loaded at start are read when first compared."""
+        if self.verifier not in (near_miss.verify, near_miss.verify_rules):
+            return
+        try:
+            near_miss.prepare(text, learned=self.verifier is near_miss.verify)
+        except Exception as exc:  # noqa: BLE001 - the entry is indexed; the guard reads it again when compared
+            log.error("cache.guard_prepare_failed", tenant=tenant_id, error=type(exc).__name__, detail=str(exc)[:200])
 
     async def resync(self) -> None:
         """Rebuild every index from the store; events that arrive meanwhile are replayed after."""
@@ -382,19 +395,7 @@ class CacheService:
         if not await self.storage.put(entry, max_entries=policy.max_entries):
             return None
         STORES.labels(tenant_id).inc()
-        if entry.vector is not None and policy.verify:
-            self._prepare_for_guard(tenant_id, text, policy)
         return entry.id
-
-    def _prepare_for_guard(self, tenant_id: str, text: str, policy: CachePolicy | None) -> None:
-        """Read a new entry's text for the guard now, after the answer went out, rather than on the
-        hit path of the first request it may answer (entries other replicas insert are read at their
-        first comparison: their events carry no text)."""
-        learned = self.verifier is near_miss.verify and (policy is None or policy.learned_verifier)
-        try:
-            near_miss.prepare(text, learned=learned)
-        except Exception as exc:  # noqa: BLE001 - the entry is stored; the guard reads it again when compared
-            log.error("cache.guard_prepare_failed", tenant=tenant_id, error=type(exc).__name__, detail=str(exc)[:200])
 
     # --- admin operations ----------------------------------------------------------------------------
 
@@ -463,8 +464,6 @@ class CacheService:
         entry.created_by = who
         if not await self.storage.put(entry, max_entries=policy.max_entries if policy is not None else None):
             raise ConnectionError("cache store unavailable")
-        if entry.vector is not None and (policy is None or policy.verify):  # a warm-up import is read now too
-            self._prepare_for_guard(tenant_id, entry.text, policy)
         return entry.id
 
     # --- housekeeping ------------------------------------------------------------------------------

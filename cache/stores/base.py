@@ -31,6 +31,7 @@ class IndexRecord:
     context_key: str
     vector: np.ndarray
     expires_at: float
+    text: str | None = None  # the embedded text, on live inserts (the guard reads it ahead of a hit)
 
 
 @dataclass(slots=True)

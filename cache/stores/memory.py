@@ -81,7 +81,7 @@ class MemoryStore(CacheStore):
             self._emit(StoreEvent("delete", old_tenant, ids=ids))
         if entry.vector is not None:
             self._emit(StoreEvent("insert", tenant, records=[
-                IndexRecord(entry.id, tenant, entry.context_key, entry.vector, entry.expires_at)]))
+                IndexRecord(entry.id, tenant, entry.context_key, entry.vector, entry.expires_at, entry.text)]))
         return True
 
     async def get(self, tenant: str, entry_id: str) -> CacheEntry | None:

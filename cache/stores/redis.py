@@ -7,7 +7,8 @@ Layout (tenant ids are hex-encoded in keys, so no tenant's key can match another
   {p}:t:{tenant}:exp      zset  id → expiry time (rebuilds skip expired ids; sweeps trim it)
   {p}:tenants             set   tenant ids (plain)
   {p}:events              channel  {"o": origin, "op": insert|delete, "t": tenant, ...} (a flush publishes
-                                   the deletes of what it removed; "flush" from older replicas is applied)
+                                   the deletes of what it removed; "flush" from older replicas is applied);
+                                   an insert carries each entry's id, context, expiry, vector and text
 
 Every replica subscribes to the channel, applies other replicas' inserts and deletes to its
 own FAISS index, and rebuilds its index from Redis at start and after every reconnect (pub/sub does
@@ -278,7 +279,8 @@ class RedisStore(CacheStore):
             op = msg.get("op")
             if op == "insert":
                 records = [IndexRecord(r["id"], tenant, r["c"], np.frombuffer(bytes.fromhex(r["v"]), np.float32).copy(),
-                                       float(r["e"])) for r in msg.get("r", [])]
+                                       float(r["e"]), r["x"] if isinstance(r.get("x"), str) else None)
+                           for r in msg.get("r", [])]
                 if not all(valid_entry_id(r.id) and r.vector.shape == (DIM,) for r in records):
                     raise ValueError("insert with a bad entry id or vector")
                 self._listener.apply(StoreEvent("insert", tenant, records=records))
@@ -348,7 +350,7 @@ class RedisStore(CacheStore):
         ttl_ms = max(1, int((entry.expires_at - time.time()) * 1000))
         vector = b"" if entry.vector is None else np.asarray(entry.vector, np.float32).tobytes()
         if entry.vector is not None:
-            record = {"id": entry.id, "c": entry.context_key, "e": entry.expires_at, "v": vector.hex()}
+            record = {"id": entry.id, "c": entry.context_key, "e": entry.expires_at, "v": vector.hex(), "x": entry.text}
             message = self._message("insert", tenant, r=[record])
         else:  # replacing an entry (an import re-using its id) must take the old vector out of every index
             message = self._message("delete", tenant, ids=[entry.id])
@@ -366,7 +368,7 @@ class RedisStore(CacheStore):
         if self._listener is not None:
             if entry.vector is not None:
                 self._listener.apply(StoreEvent("insert", tenant, records=[
-                    IndexRecord(entry.id, tenant, entry.context_key, entry.vector, entry.expires_at)]))
+                    IndexRecord(entry.id, tenant, entry.context_key, entry.vector, entry.expires_at, entry.text)]))
             elif existed:
                 self._listener.apply(StoreEvent("delete", tenant, ids=[entry.id]))
         if stale:

@@ -48,6 +48,17 @@ async def test_hit_after_insert_on_another_replica(replicas, policy):
     assert look.result == "hit-semantic" and look.hit.entry_id == entry_id and look.hit.response_text == ANSWER
 
 
+async def test_a_replica_reads_another_replicas_insert_for_the_guard(replicas, policy):
+    """The insert event carries the entry's text, so the replica that did not store it reads it for the
+    guard when the insert arrives, not on the hit path of the first request it answers."""
+    a, b = replicas
+    read_by_b: list[str] = []
+    b._prepare_for_guard = lambda tenant, text: read_by_b.append(text)  # this replica's reads only
+    entry_id = await put(a, policy, "What is the capital of Australia?")
+    text = (await a.get_entry("acme", entry_id)).text
+    assert await eventually(lambda: read_by_b, timeout=5) == [text]
+
+
 async def test_new_replica_rebuilds_its_index_from_redis(redis_server, encoder, policy):
     a = await replica(redis_server, encoder)
     await put(a, policy, "What is the capital of Australia?")
