@@ -14,7 +14,7 @@ from cache import synonyms
 from cache.intents import acts_of, forms_of, intent_of, roles_of, self_role
 from cache.numerals import OPERATION, OPERATOR, expression_operators, read_numbers, trailing_zero_decimals
 from cache.wording import (QUANTITY_NOUNS, canonical, language_of, light_stem, named_words, parse_number,
-                           phrased_tokens, quoted_words, said_words)
+                           phrased_tokens, quoted_spans, quoted_words, said_words)
 
 QUESTION_TYPES = {"who": "person", "whom": "person", "when": "time", "where": "place", "why": "reason",
                   "cause": "reason", "how_many": "quantity"}
@@ -70,6 +70,7 @@ class Facts:
     subject_of: frozenset[str]  # verbs whose subject the question word is: "What eats koalas?" (`roles_of`)
     object_of: frozenset[str]  # verbs whose object it is: "What do koalas eat?"
     self_role: str | None  # the asker as "subject" ("What should I get my wife?") or "object" (`self_role`)
+    quoted: tuple[str, ...]  # quoted spans taken literally ("spell 'necessarily'"); empty for a meaning question
     forms: frozenset[str]  # the forms the answer is asked to take: poem, summary, brief… (`forms_of`)
     mentioned_forms: frozenset[str]  # forms the text names at all ("ocean poem")
 
@@ -83,7 +84,8 @@ for _a, _b in lx.POLES:
             POLE_OF.setdefault(_x, set()).add(_y)
             POLE_OF.setdefault(_y, set()).add(_x)
 
-_CLITICS = frozenset("s t d m ll re ve".split())  # what is left of "it's", "don't" when an apostrophe is odd
+_CLITICS = frozenset("s t d m ll re ve".split())
+_MEANING_WORDS = frozenset("mean means meant meaning definition define explain phrase idiom expression".split())  # what is left of "it's", "don't" when an apostrophe is odd
 
 
 def _directions(canon: list[str]) -> tuple[set[str], set[str]]:
@@ -408,6 +410,9 @@ def analyse(text: str) -> Facts:
         subject_of=subject_of,
         object_of=object_of,
         self_role=self_role(raw),
+        # what a quoted word means survives its inflection ("jump the shark" = "jumped the shark"); its
+        # spelling, rhymes, syllables and translation do not ("necessarily" ≠ "necessary", "lit" ≠ "light")
+        quoted=() if intent in ("definition", "overview") or _MEANING_WORDS & set(raw) else quoted_spans(text),
         operations=frozenset((OPERATOR[m.group(2).strip().lower()], m.group(1), m.group(3))
                              for m in OPERATION.finditer(text)) | divisions,
         operators=expression_operators(text),

@@ -269,6 +269,8 @@ def verify_rules(query: str, cached: str) -> Verdict:
                 return Verdict(False, "numbers", f"{left} {op} {right} vs {right} {op} {left}")
     if a.operators and b.operators and a.operators != b.operators:  # "2x + 5 = 15" ≠ "2x - 5 = 15"
         return Verdict(False, "numbers", f"expression {' '.join(a.operators)} vs {' '.join(b.operators)}")
+    if a.quoted and b.quoted and a.quoted != b.quoted:  # 'Translate "Where are the stations?"' ≠ '… "Where is the station?"'
+        return Verdict(False, "quoted", f"{list(a.quoted)} vs {list(b.quoted)}")
     if a.negated != b.negated:
         return Verdict(False, "negation")
     for word in a.poles:

@@ -419,6 +419,8 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("for", "each"): ("for_each",), ("if", "statement"): ("if_statement",),
 
     ("regular", "expression"): ("regex",), ("regular", "expressions"): ("regex",),
+    # a compound with its own meaning: "the side effects of X" is not "how effective X is"
+    ("side", "effects"): ("side_effect",), ("side", "effect"): ("side_effect",),
     ("degrees",): ("degree",), ("sort", "of"): ("kind", "of"),  # "sort" alone is the verb
 }
 

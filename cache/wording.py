@@ -187,6 +187,12 @@ def quoted_words(text: str) -> set[str]:
     return words
 
 
+def quoted_spans(text: str) -> tuple[str, ...]:
+    """Each quoted span as written, lower case, its words joined without spaces ("good night" and
+    "goodnight" are one span): the literal text a spelling, rhyme or translation request is about."""
+    return tuple(sorted("".join(tokenize(next(g for g in match.groups() if g))) for match in _QUOTED.finditer(text)))
+
+
 @lru_cache(maxsize=65536)
 def phrased_tokens(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(tokens, tokens with multi-word phrases rewritten): shared by `analyse` and `surface`, which

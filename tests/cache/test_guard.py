@@ -25,7 +25,7 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("How do I convert an integer to a string in JavaScript?", "How do I convert a string to an integer in JavaScript?", "direction"),
     ("How long does it take to fly from New York to London?", "How long does it take to fly from London to New York?", "direction"),
     ("Did it rain in Seattle yesterday?", "Is it going to rain in Seattle tomorrow?", "poles"),
-    ("Should I use a comma before \"that\"?", "Should I use a comma before \"which\"?", "terms"),
+    ("Should I use a comma before \"that\"?", "Should I use a comma before \"which\"?", "quoted"),
     ("How do I declare a constant in C#?", "How do I declare a constant in C++?", "terms"),
     ("How do I calculate EBITDA?", "What is EBITDA?", "intent"),
     ("How is GDP calculated?", "What is GDP?", "intent"),
@@ -216,6 +216,10 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("What should my husband buy me for our anniversary?", "What should I buy my husband for our anniversary?",
      "direction"),
     ("Can my neighbor sue me over a fallen tree?", "Can I sue my neighbor over a fallen tree?", "direction"),
+    # stop 22, probe E: a quoted text is taken literally unless its meaning is asked; "side effects" is a compound
+    ('Translate "I lost my keys" into Italian.', 'Translate "I lost my key" into Italian.', "quoted"),
+    ('What rhymes with "singing"?', 'What rhymes with "sing"?', "quoted"),
+    ("How effective is the flu shot?", "What are the side effects of the flu shot?", "terms"),
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -224,6 +228,9 @@ SERVED = [
     ("Can my boss fire me for being late?", "Can I be fired by my boss for being late?"),
     ("How do I know if I've been blocked on Instagram?", "How can I tell if someone blocked me on Instagram?"),
     ("Is it possible for me to get a passport in a week?", "Can I get a passport in a week?"),
+    ('What does "break the ice" mean?', 'What is the meaning of "breaking the ice"?'),  # its meaning, not its form
+    ('How do you say "good morning" in Korean?', 'Translate "goodmorning" into Korean.'),
+    ("flu shot side effects", "What are the side effects of the flu shot?"),
     # what cache/shapes.py leaves alone: a possessive reorders, "or"/"and" is symmetric, a rate in words
     # matches one in digits, "when" matches any date, the particle is the same
     ("Who is the NBA's greatest player?", "Who is the greatest player in the NBA?"),
