@@ -151,7 +151,8 @@ estimate work figure solve find check compare contrast rank sort count help sugg
 provide share send make create generate produce come craft design plan build code debug fix review
 analyze analyse evaluate interpret identify break walk teach remind clarify elaborate detail answer
 please kindly just briefly quickly plainly simply also really maybe possibly say spell read recite point
-look let
+look let do draw shorten expand continue finish complete format organize organise improve optimize optimise
+refactor extract classify categorize categorise grade critique brainstorm imagine pretend quiz search
 """.split())
 NORM_WORDS = frozenset("good normal healthy ideal reasonable acceptable".split())  # "What is a good cap rate?"
 MANNER_NOUNS = frozenset("way ways method methods steps procedure instructions".split())  # "the way to …"
