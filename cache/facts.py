@@ -84,8 +84,9 @@ for _a, _b in lx.POLES:
             POLE_OF.setdefault(_x, set()).add(_y)
             POLE_OF.setdefault(_y, set()).add(_x)
 
-_CLITICS = frozenset("s t d m ll re ve".split())
-_MEANING_WORDS = frozenset("mean means meant meaning definition define explain phrase idiom expression".split())  # what is left of "it's", "don't" when an apostrophe is odd
+_CLITICS = frozenset("s t d m ll re ve".split())  # what is left of "it's", "don't" when an apostrophe is odd
+# A question about what a quoted text means, where its inflection does not matter (`Facts.quoted`)
+_MEANING_WORDS = frozenset("mean means meant meaning definition define explain phrase idiom expression".split())
 
 
 def _directions(canon: list[str]) -> tuple[set[str], set[str]]:

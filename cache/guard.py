@@ -24,7 +24,10 @@ once both texts were analysed — the analysis is cached per text):
 8. direction   — conversions and translations go the same way (miles→km ≠ km→miles), and the question
                  word keeps its role: "What do koalas eat?" (object) is not "What eats koalas?" (subject);
                  names written more often on each side have not traded places ("a Canadian in the US …
-                 Canadian taxes" ≠ "a US citizen in Canada … US taxes").
+                 Canadian taxes" ≠ "a US citizen in Canada … US taxes"); the asker is the subject or the
+                 object on both sides ("What should I get my wife?" ≠ "What should my wife get me?").
+   quoted      — quoted texts are the same, word for word, unless the question asks what they mean
+                 ('spell "necessarily"' ≠ 'spell "necessary"'; hard, as 1–8).
 9. terms       — every specific term of either text (anything that is not a function, phrasing or
                  light word, after spelling/abbreviation/synonym canonicalisation) appears in the other,
                  or a WordNet synonym of it does (`cache.synonyms`; "earth"/"world", "graph"/"chart").
