@@ -469,13 +469,13 @@ def conflict(a: Shape, b: Shape, fa: Facts, fb: Facts) -> tuple[str, str] | None
     roles = ((a.agents - b.agents) & (b.patients - a.patients)) | ((a.patients - b.patients) & (b.agents - a.agents))
     if roles:
         return "direction", f"-er/-ee of {sorted(roles)}"
-    # "Are all odd numbers prime?" ≠ "Is every prime number odd?": what is quantified and what is said of
-    # it traded places (each side's quantified word stands elsewhere in the other)
     if a.causal and b.causal and a.causal != b.causal and a.causal == b.causal[::-1]:
         return "direction", f"{a.causal[0]} causes {a.causal[1]} vs {b.causal[0]} causes {b.causal[1]}"
     swapped_around = _swapped_around(a, b)
     if swapped_around:
         return "direction", swapped_around
+    # "Are all odd numbers prime?" ≠ "Is every prime number odd?": what is quantified and what is said of
+    # it traded places (each side's quantified word stands elsewhere in the other)
     qa, qb = a.quantified, b.quantified
     if qa and qb and qa != qb and qa in b.sequence and qb in a.sequence:
         return "direction", f"all {qa} vs all {qb}"
@@ -497,7 +497,7 @@ def conflict(a: Shape, b: Shape, fa: Facts, fb: Facts) -> tuple[str, str] | None
     times = {a.wh_time, b.wh_time}
     if "future" in times and times & {"past", "pastish"}:
         return "question", "future vs past"
-    if {a.wh_time, b.wh_time} == {"present", "past"}:
+    if times == {"present", "past"}:
         return "question", "does vs did"
     if a.time_grains and b.time_grains and not (a.time_grains & b.time_grains):
         return "question", f"what {'/'.join(sorted(a.time_grains))} vs what {'/'.join(sorted(b.time_grains))}"

@@ -179,18 +179,19 @@ def said_words(tokens: list[str]) -> set[str]:
     return said
 
 
+def _quoted(text: str) -> list[list[str]]:
+    """The tokens of each quoted span, whichever quote marks enclose it."""
+    return [tokenize(next(g for g in match.groups() if g)) for match in _QUOTED.finditer(text)]
+
+
 def quoted_words(text: str) -> set[str]:
-    words: set[str] = set()
-    for match in _QUOTED.finditer(text):
-        span = next(g for g in match.groups() if g)
-        words.update(canonical(t) for t in tokenize(span))
-    return words
+    return {canonical(t) for span in _quoted(text) for t in span}
 
 
 def quoted_spans(text: str) -> tuple[str, ...]:
     """Each quoted span as written, lower case, its words joined without spaces ("good night" and
     "goodnight" are one span): the literal text a spelling, rhyme or translation request is about."""
-    return tuple(sorted("".join(tokenize(next(g for g in match.groups() if g))) for match in _QUOTED.finditer(text)))
+    return tuple(sorted("".join(span) for span in _quoted(text)))
 
 
 @lru_cache(maxsize=65536)
