@@ -188,6 +188,9 @@ def prepare(text: str, *, learned: bool = True) -> None:
         model.prepare(text)
 
 
+# verbs that take a thing from one form or place to another (canonical forms: "switch" reads as "turn")
+_MOVING = frozenset(canonical(w) for w in "convert switch migrate move transfer upgrade".split())
+
 SECOND_CHANCE = frozenset({"terms", "light"})
 """Checks whose refusal the learned verifier may overturn; every other check is a hard veto."""
 
@@ -284,6 +287,20 @@ def verify_rules(query: str, cached: str) -> Verdict:
         return Verdict(False, "question", f"{sorted(a.question)} vs {sorted(b.question)}")
     if frozenset((a.intent, b.intent)) in INTENT_CONFLICTS:
         return Verdict(False, "intent", f"{a.intent} vs {b.intent}")
+    # what happened against a question type the other text asks without an opening that says so: "How did
+    # World War II end?" ≠ "What year did WWII end?" (when). Only "how did": keyword queries' question types
+    # are too loose for the other intents ("java array length" = "How do I find the length of an array?")
+    for x, y in ((a, b), (b, a)):
+        if x.intent == "how-did" and y.intent is None:
+            for kind in sorted(y.question):
+                if frozenset((x.intent, kind)) in INTENT_CONFLICTS:
+                    return Verdict(False, "intent", f"{x.intent} vs {kind}")
+    # a comparison of two things against moving from one to the other: "Roth vs traditional IRA" ≠ "How do I
+    # convert a traditional IRA to a Roth IRA?", "Celsius or Fahrenheit?" ≠ "convert Celsius to Fahrenheit"
+    for x, y in ((a, b), (b, a)):
+        if (x.intent == "comparison" and y.intent != "comparison" and y.words & _MOVING
+                and (y.targets | y.ends[1]) & x.words):
+            return Verdict(False, "intent", f"comparison vs to {sorted((y.targets | y.ends[1]) & x.words)}")
     if frozenset((a.amount, b.amount)) in AMOUNT_CONFLICTS:  # "How long are the episodes?" ≠ "How many episodes?"
         return Verdict(False, "intent", f"{a.amount} vs {b.amount}")
     if a.manner and b.manner and not (a.manner & b.manner):  # "fastest way to X" ≠ "easiest way to X"

@@ -13,6 +13,9 @@ from cache.wording import SUPERSCRIPT_POWERS, parse_number
 # and ratios: a "16:9" video is not a "9:16" one
 _NUM = r"(\d+(?:[.,]\d+)?)"
 OPERATION = re.compile(_NUM + r"\s*(/|÷|\^|\*\*|-|−|:| divided by | over | to the power of | minus )\s*" + _NUM, re.I)
+# The same with a single-letter variable on either side: "2^x" ≠ "x^2", "x/2" ≠ "2/x", "x - 1" ≠ "1 - x"
+_OPERAND = r"(\d+(?:[.,]\d+)?|(?<![^\W\d_])[a-z](?![^\W\d_]))"
+VARIABLE_OPERATION = re.compile(_OPERAND + r"\s*(/|÷|\^|\*\*|-|−)\s*" + _OPERAND, re.I)
 OPERATOR = {"/": "div", "÷": "div", "divided by": "div", "over": "div", "^": "pow", "**": "pow",
             "to the power of": "pow", "-": "sub", "−": "sub", "minus": "sub", ":": "ratio"}
 

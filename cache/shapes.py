@@ -97,7 +97,8 @@ _AGENT_ENDINGS, _PATIENT_ENDING = ("er", "or"), "ee"
 
 @dataclass(frozen=True, slots=True)
 class Shape:
-    question: bool  # opens as a question (the order check applies)
+    question: bool  # a full question: opens as one, or asks one after a sentence of context (the order check
+    # applies: "My phone won't connect but my laptop does. What should I check?")
     reorders: bool  # a possessive ("the NBA's …") may reorder terms without changing the question
     contracted: bool  # "what's", "it's": an 's that is no possessive
     sequence: tuple[str, ...]  # canonical tokens without articles, in order
@@ -187,8 +188,10 @@ def _tense(raw: list[str]) -> tuple[str | None, bool]:
 
 
 # what a question asks of an act: whether it may be done or whether it must ("Can I pay my taxes with
-# Bitcoin?" ≠ "Do I have to pay taxes on Bitcoin?")
-_MODALITY = (("may", re.compile(r"\b(?:can|could|may)\s+(?:i|we|one|they)\b|\ballowed to\b|\bpossible to\b", re.I)),
+# Bitcoin?" ≠ "Do I have to pay taxes on Bitcoin?"; "Can my employer read my email?" ≠ "Does my employer
+# have to tell me …?"); "can you" opens a request, not a question of what may be done
+_MODALITY = (("may", re.compile(r"\b(?:can|could|may)\s+(?:i|we|one|they)\b|^\W*(?:can|could|may)\s+(?!you\b)[a-z]"
+                                r"|\ballowed to\b|\bpossible to\b", re.I)),
              ("must", re.compile(r"\b(?:have|has|need|needs|required|obliged)\s+to\b|\bmust\b", re.I)),
              ("should", re.compile(r"\bshould\s+(?:i|we|one)\b", re.I)))
 _QUANTIFIERS = frozenset("all every each".split())
@@ -322,6 +325,15 @@ def _wh_time(raw: list[str]) -> str | None:
     return None
 
 
+_LATER_SENTENCE = re.compile(r"[.!?]\s+([A-Za-z]+)")
+
+
+def _asks_in_a_later_sentence(text: str) -> bool:
+    """A sentence after the first opens with a question word: the text is prose that sets out a situation
+    and then asks, not a keyword query ("My laptop won't connect to Wi-Fi. What should I check?")."""
+    return any(m.group(1).lower() in _QUESTION_OPENINGS for m in _LATER_SENTENCE.finditer(text))
+
+
 @lru_cache(maxsize=65536)
 def shape_of(text: str) -> Shape:
     raw_tuple, phrased = phrased_tokens(text)
@@ -349,7 +361,7 @@ def shape_of(text: str) -> Shape:
     which_subject, which_object = which_roles_of(raw, raw_canon)
     tense, after_wh = _tense(raw) if raw else (None, False)
     return Shape(
-        question=bool(raw) and raw[0] in _QUESTION_OPENINGS,
+        question=(bool(raw) and raw[0] in _QUESTION_OPENINGS) or _asks_in_a_later_sentence(text),
         reorders=bool(_POSSESSIVE.search(text)),
         contracted=bool(_CONTRACTION.search(text)),
         sequence=tuple(t for t in canon if t not in _ARTICLES),

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -41,6 +42,7 @@ _SUFFIXES = (
     ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""), ("ing", "e"), ("ing", ""),
     ("er", ""), ("est", ""), ("er", "e"), ("est", "e"),
 )
+_VOWEL = re.compile("[aeiouy]")
 
 
 class SynonymTable:
@@ -53,8 +55,9 @@ class SynonymTable:
         """The WordNet lemmas a word form may be (morphy): itself, irregular forms, suffix rules."""
         word = word.lower()
         candidates = [word, *self._exceptions.get(word, ())]
-        candidates += [word[:-len(suffix)] + ending for suffix, ending in _SUFFIXES
-                       if word.endswith(suffix) and len(word) > len(suffix) + 1]
+        if _VOWEL.search(word):  # a word without a vowel is an abbreviation: "https" is no plural of "http"
+            candidates += [word[:-len(suffix)] + ending for suffix, ending in _SUFFIXES
+                           if word.endswith(suffix) and len(word) > len(suffix) + 1]
         return tuple(dict.fromkeys(c for c in candidates if c in self._lemmas))
 
     def senses(self, word: str, name: bool = False) -> dict[int, int]:

@@ -220,6 +220,17 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ('Translate "I lost my keys" into Italian.', 'Translate "I lost my key" into Italian.', "quoted"),
     ('What rhymes with "singing"?', 'What rhymes with "sing"?', "quoted"),
     ("How effective is the flu shot?", "What are the side effects of the flu shot?", "terms"),
+    # stop 23, probe F's kinds, each in other words: an abbreviation is no plural ("https" is not "http"s); a
+    # situation set out before the question keeps its order; "Can <someone> …" asks what may be done; a
+    # variable operand keeps its place; "how did" asks what happened, not when; converting is no comparison
+    ("Is HTTPS blocked on port 80?", "Is HTTP blocked on port 80?", "terms"),
+    ("My printer prints but my scanner won't scan. What should I try?",
+     "My scanner scans but my printer won't print. What should I try?", "direction"),
+    ("Can my landlord enter my apartment?", "Does my landlord have to give notice before entering my apartment?",
+     "question"),
+    ("What is the integral of 3^x?", "What is the integral of x^3?", "numbers"),
+    ("How did the Cold War end?", "What year did the Cold War end?", "intent"),
+    ("How do I switch from a checking account to a savings account?", "checking vs savings account", "intent"),
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -231,6 +242,13 @@ SERVED = [
     ('What does "break the ice" mean?', 'What is the meaning of "breaking the ice"?'),  # its meaning, not its form
     ('How do you say "good morning" in Korean?', 'Translate "goodmorning" into Korean.'),
     ("flu shot side effects", "What are the side effects of the flu shot?"),
+    # stop 23: the same readings on both sides
+    ("My printer prints but my scanner won't scan. What should I try?",
+     "My printer prints, but my scanner won't scan. What should I try?"),
+    ("Can my landlord enter my apartment without notice?", "Is my landlord allowed to enter my apartment without notice?"),
+    ("What is the derivative of x^3?", "d/dx of x^3"),
+    ("Is it better to lease or buy a car?", "leasing vs buying a car"),  # "better to lease" moves nothing
+    ("What does HTTPS stand for?", "https full form"),
     # what cache/shapes.py leaves alone: a possessive reorders, "or"/"and" is symmetric, a rate in words
     # matches one in digits, "when" matches any date, the particle is the same
     ("Who is the NBA's greatest player?", "Who is the greatest player in the NBA?"),
