@@ -12,7 +12,7 @@ from functools import lru_cache
 from cache import lexicon as lx
 from cache import synonyms
 from cache.intents import acts_of, forms_of, intent_of, roles_of, self_role
-from cache.numerals import (OPERATION, OPERATOR, VARIABLE_OPERATION, expression_operators, read_numbers,
+from cache.numerals import (OPERATION, OPERATOR, RANGE, VARIABLE_OPERATION, expression_operators, read_numbers,
                             trailing_zero_decimals)
 from cache.wording import (QUANTITY_NOUNS, canonical, language_of, light_stem, named_words, parse_number,
                            phrased_tokens, quoted_spans, quoted_words, said_words)
@@ -417,7 +417,7 @@ def analyse(text: str) -> Facts:
         quoted=() if intent in ("definition", "overview") or _MEANING_WORDS & set(raw) else quoted_spans(text),
         operations=frozenset((OPERATOR[m.group(2).strip().lower()], m.group(1).lower(), m.group(3).lower())
                              for pattern in (OPERATION, VARIABLE_OPERATION) for m in pattern.finditer(text))
-        | divisions,
+        | frozenset(("range", m.group(1), m.group(2)) for m in RANGE.finditer(text)) | divisions,
         operators=expression_operators(text),
         decimals=trailing_zero_decimals(text),
         forms=forms,

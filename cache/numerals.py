@@ -16,6 +16,8 @@ OPERATION = re.compile(_NUM + r"\s*(/|÷|\^|\*\*|-|−|:| divided by | over | to
 # The same with a single-letter variable on either side: "2^x" ≠ "x^2", "x/2" ≠ "2/x", "x - 1" ≠ "1 - x"
 _OPERAND = r"(\d+(?:[.,]\d+)?|(?<![^\W\d_])[a-z](?![^\W\d_]))"
 VARIABLE_OPERATION = re.compile(_OPERAND + r"\s*(/|÷|\^|\*\*|-|−)\s*" + _OPERAND, re.I)
+# A range runs one way: counting "from 1 to 10" is not "from 10 down to 1"
+RANGE = re.compile(_NUM + r"\s+(?:(?:down|up|back)\s+)?(?:to|through|thru|until|till)\s+" + _NUM, re.I)
 OPERATOR = {"/": "div", "÷": "div", "divided by": "div", "over": "div", "^": "pow", "**": "pow",
             "to the power of": "pow", "-": "sub", "−": "sub", "minus": "sub", ":": "ratio"}
 

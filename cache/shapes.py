@@ -209,6 +209,7 @@ _PROSE_MARKS = frozenset("- – — , . : ; ... & / ( ) ' \" ` ?! !?".split())
 _QUOTES = "`'\"“”‘’"
 _STANDALONE_SYMBOLS = re.compile(rf"(?:^|\s)[{_QUOTES}]?([^\w\s{_QUOTES}]{{1,3}})[{_QUOTES}]?(?=\s|$)")
 _DIGIT = re.compile(r"\d")
+_CODE_SPAN = re.compile(r"`([^`]+)`")
 
 
 def _symbols(text: str) -> frozenset[str]:
@@ -216,7 +217,10 @@ def _symbols(text: str) -> frozenset[str]:
     dropped): "What does ** mean before a parameter?" asks about "**", not "*"."""
     if _DIGIT.search(text):
         return frozenset()  # arithmetic ("7 × 8", "2 ** 10") is the numbers check's
-    return frozenset(run for run in _STANDALONE_SYMBOLS.findall(text) if run not in _PROSE_MARKS)
+    found = {run for run in _STANDALONE_SYMBOLS.findall(text) if run not in _PROSE_MARKS}
+    for span in _CODE_SPAN.findall(text):  # inside code a "/" or "-" is an operator: "`a / b`" ≠ "`a // b`"
+        found.update(_STANDALONE_SYMBOLS.findall(span))
+    return frozenset(found)
 
 
 def _amounts(raw: list[str]) -> frozenset[str]:
