@@ -65,6 +65,7 @@ class Facts:
     intent: str | None  # the kind of answer the wording asks for (`intent_of`)
     acts: frozenset[str]  # what a request asks to do to a thing: create, read, count, delete, change (`acts_of`)
     amount: str | None  # what a how-much question measures: count, measure, cost, amount (`_amount`)
+    agent_asked: bool  # asks who through an agent noun alone, no "who" written: "odyssey author"
     operations: frozenset[tuple[str, str, str]]  # (div|pow|sub|ratio, left, right): "4/3" → ("div", "4", "3")
     operators: tuple[str, ...]  # a written expression's operators in order: "2x + 5 = 15" → ("+", "=")
     decimals: tuple[str, ...]  # decimals written with a final zero: "Python 3.10" → ("3.10",)
@@ -371,7 +372,8 @@ def analyse(text: str) -> Facts:
             terms.add("n_kinds")  # "how many species of penguins" ≠ "how many penguins"
     if any(c in QUANTITY_NOUNS for c in canon):
         question |= {"quantity"}
-    if any(t in lx.AGENT_NOUNS for t in tokens):
+    agent_noun = any(t in lx.AGENT_NOUNS for t in tokens)
+    if agent_noun:
         question |= {"person"}  # "saxophone inventor" asks who, not when
     if any(t in ("date", "dates", "year") for t in tokens):
         question |= {"time"}  # "titanic sinking date" asks when, not why or where
@@ -385,6 +387,7 @@ def analyse(text: str) -> Facts:
     subject_of, object_of = roles_of(raw, canon)
     return Facts(
         words=frozenset(canon) | frozenset(tokens) | extra_words,
+        agent_asked=agent_noun and not ({"who", "whom", "whose"} & set(tokens)),
         terms=frozenset(terms),
         light=frozenset(light),
         light_counts=tuple(sorted(Counter(light_seen).items())),

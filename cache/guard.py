@@ -290,6 +290,12 @@ def verify_rules(query: str, cached: str) -> Verdict:
     # what happened against a question type the other text asks without an opening that says so: "How did
     # World War II end?" ≠ "What year did WWII end?" (when). Only "how did": keyword queries' question types
     # are too loose for the other intents ("java array length" = "How do I find the length of an array?")
+    # a keyword query that asks who through an agent noun ("odyssey author") against an opening that asks
+    # something else of the same work ("What is the Odyssey about?"); other question types read from keywords
+    # are too loose for this (see "how did" below)
+    for x, y in ((a, b), (b, a)):
+        if x.intent and y.intent is None and y.agent_asked and frozenset((x.intent, "person")) in INTENT_CONFLICTS:
+            return Verdict(False, "intent", f"{x.intent} vs person")
     for x, y in ((a, b), (b, a)):
         if x.intent == "how-did" and y.intent is None:
             for kind in sorted(y.question):
