@@ -1,5 +1,5 @@
 """Loader for the hand-written groups in `cache/data/` (format in cache/data/README.md): the `dev` and
-`heldout` evaluation splits, the probes (`probe_a` … `probe_f`: adversarial ones, and ones written by
+`heldout` evaluation splits, the probes (`probe_a` … `probe_g`: adversarial ones, and ones written by
 hands that read no code), and the `train` split (every file in `cache/data/train/`) that the learned
 verifier is fitted on."""
 
@@ -15,7 +15,8 @@ SPLITS = {"dev": DATA_DIR / "groups_dev.txt", "heldout": DATA_DIR / "groups_held
           "probe_a": DATA_DIR / "groups_probe_a.txt", "probe_b": DATA_DIR / "groups_probe_b.txt",
           "probe_c": DATA_DIR / "groups_probe_c.txt", "probe_d": DATA_DIR / "groups_probe_d.txt",
           "probe_e": DATA_DIR / "groups_probe_e.txt",
-          "probe_f": DATA_DIR / "groups_probe_f.txt"}
+          "probe_f": DATA_DIR / "groups_probe_f.txt",
+          "probe_g": DATA_DIR / "groups_probe_g.txt"}
 TRAIN_DIR = DATA_DIR / "train"
 
 
