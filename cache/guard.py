@@ -62,7 +62,7 @@ from cache import shapes, synonyms
 from cache.facts import AMOUNT_CONFLICTS, CONTRAST, POLE_OF, TYPED, Facts, analyse
 from cache.intents import INTENT_CONFLICTS
 from cache.shapes import shape_of
-from cache.wording import WORD, canonical, phrased_tokens, surface, tokenize
+from cache.wording import WORD, canonical, names_valence, phrased_tokens, surface, tokenize
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +105,8 @@ def _common_words(text: str, canon_terms) -> dict[str, tuple[str, bool]]:
     out = {}
     for term in canon_terms:
         word = written.get(term)
-        if word and word.isalpha() and word.isascii() and term not in TYPED and "_" not in term:
+        if (word and word.isalpha() and word.isascii() and term not in TYPED and "_" not in term
+                and not names_valence(word)):
             out[term] = (word, word in capitalised)
     return out
 
@@ -118,11 +119,14 @@ def _synonym_candidates(text: str) -> tuple[tuple[str, bool], ...]:
 
 
 def _synonym_found(term: str, text: str, other: str) -> bool:
-    """Does `other` hold a WordNet synonym of `term` (a term of `text` that `other` lacks)?"""
+    """Does `other` hold a WordNet synonym of `term` (a term of `text` that `other` lacks)? Between two
+    comparisons only a synonym in the first sense of both: near-synonyms are what a comparison tells apart
+    ("speed vs velocity" is not "velocity vs acceleration", though "speed" is a later sense of accelerating)."""
     word = _common_words(text, (term,)).get(term)
     if word is None:
         return False
-    return any(synonyms.synonymous(word[0], candidate, word[1], name)
+    strict = "comparison" in (analyse(text).intent, analyse(other).intent)
+    return any(synonyms.synonymous(word[0], candidate, word[1], name, strict)
                for candidate, name in _synonym_candidates(other))
 
 
@@ -256,6 +260,10 @@ def _names(text: str) -> frozenset[str]:
     return frozenset(names)
 
 
+def _unwritten_products(operators: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(op for op in operators if op != "*")
+
+
 def verify_rules(query: str, cached: str) -> Verdict:
     """The lexical rules alone (the guard before the learned stage; kept for comparison and tests)."""
     a, b = analyse(query), analyse(cached)
@@ -273,8 +281,14 @@ def verify_rules(query: str, cached: str) -> Verdict:
         for op, left, right in x.operations:
             if (op, right, left) in y.operations and (op, left, right) not in y.operations:
                 return Verdict(False, "numbers", f"{left} {op} {right} vs {right} {op} {left}")
-    if a.operators and b.operators and a.operators != b.operators:  # "2x + 5 = 15" ≠ "2x - 5 = 15"
+    # "2x + 5 = 15" ≠ "2x - 5 = 15"; a product may be written without its "*" ("x^2 sin x" = "x^2 * sin(x)")
+    if a.operators and b.operators and _unwritten_products(a.operators) != _unwritten_products(b.operators):
         return Verdict(False, "numbers", f"expression {' '.join(a.operators)} vs {' '.join(b.operators)}")
+    for x, y in ((a, b), (b, a)):  # "sin(x^2)" ≠ "sin(x)"
+        applied = {name: argument for name, argument in y.calls}
+        for name, argument in x.calls - y.calls:
+            if name in applied and (name, applied[name]) not in x.calls:
+                return Verdict(False, "numbers", f"{name}({argument}) vs {name}({applied[name]})")
     if a.quoted and b.quoted and a.quoted != b.quoted:  # 'Translate "Where are the stations?"' ≠ '… "Where is the station?"'
         return Verdict(False, "quoted", f"{list(a.quoted)} vs {list(b.quoted)}")
     if a.negated != b.negated:

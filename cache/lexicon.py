@@ -463,7 +463,8 @@ OUTPUT_FORMS = {form: (_patterns(request), _patterns(mention) if mention else ()
     "table": ("in a table,as a table,table format,markdown table", ""),
     "quiz": ("quiz,quizzes,flashcard,flashcards,worksheet", ""),
     "bullets": ("bullet point,bullet points,bulleted,bullet list", ""),
-    "brief": ("briefly,brief,concise,concisely,succinct,succinctly,in a nutshell", ""),
+    "brief": ("briefly,brief,concise,concisely,succinct,succinctly,in a nutshell,in one sentence,"
+              "in a single sentence,one sentence,in one line,one line,in one paragraph,one paragraph,in a few words", ""),
     "detailed": ("in detail,detailed,in depth,thorough,thoroughly,comprehensive,comprehensively,exhaustive", ""),
     "examples": ("with examples,with an example,with example,with code examples", "example,examples"),
     "answers": ("with answers,with the answers,with solutions,answer key", "answer,answers,solution,solutions"),

@@ -34,10 +34,13 @@ def trailing_zero_decimals(text: str) -> tuple[str, ...]:
 
 
 # The operators of a written expression, in order: "2x + 5 = 15" has (+, =), "2x - 5 = 15" (-, =). An
-# operator counts between two operands that are numbers, single-letter variables or brackets, so
-# "x-ray", "tram-train" and "COVID-19" have none.
-_EXPRESSION_OPERATOR = re.compile(r"(?:(?<![^\W\d_])[a-z]|\d|\))\s*(<=|>=|!=|[-+*/^=<>])\s*(?=\d|[a-z](?![^\W\d_])|\()",
-                                  re.I)
+# operator counts between two operands that are numbers, single-letter variables, brackets or a named
+# function ("x^2 / sin(x)"), so "x-ray", "tram-train" and "COVID-19" have none.
+_FUNCTIONS = r"(?:sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|sinh|cosh|tanh|log|ln|exp|sqrt)"
+_EXPRESSION_OPERATOR = re.compile(r"(?:(?<![^\W\d_])[a-z]|\d|\))\s*(<=|>=|!=|[-+*/^=<>])\s*"
+                                  r"(?=\d|[a-z](?![^\W\d_])|\(|" + _FUNCTIONS + r"\b)", re.I)
+# A named function and what it is applied to: "sin(x^2)" is not "sin(x)"; "sin x" = "sin(x)"
+_FUNCTION_CALL = re.compile(r"\b(" + _FUNCTIONS + r")(?:\s*\(([^()]*)\)|\s+([a-z](?![a-z])[\d^]*|\d[\d^.]*))", re.I)
 _OPERATOR_SPELLINGS = str.maketrans({"−": "-", "–": "-", "×": "*", "÷": "/", "≤": "<=", "≥": ">=", "≠": "!=",
                                      **SUPERSCRIPT_POWERS})
 
@@ -49,6 +52,13 @@ def expression_operators(text: str) -> tuple[str, ...]:
     if len(operators) >= 2 and len(set(operators)) == 1 and operators[0] in "-/":
         return ("-",) * len(operators)  # a list or a date, not arithmetic: "50/30/20" = "50-30-20"
     return operators
+
+
+def function_calls(text: str) -> frozenset[tuple[str, str]]:
+    """(function, argument) for each named function applied in the text ("sin(x^2)" → ("sin", "x^2"))."""
+    text = text.translate(_OPERATOR_SPELLINGS)
+    return frozenset((m.group(1).lower(), re.sub(r"\s+", "", (m.group(2) or m.group(3)).lower()))
+                     for m in _FUNCTION_CALL.finditer(text))
 
 
 def _joins(current: int, value: int, after_scale: bool) -> bool:

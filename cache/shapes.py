@@ -150,6 +150,9 @@ def _request_kind(raw: list[str]) -> str | None:
 
 
 _ONLY = re.compile(r"(?<![\w-])only\b(?!-)")  # not "liability-only"
+# "just" restricts before a demonstrative ("just that item"); not as in "I just moved", nor in "for just one
+# workspace" (= per workspace, as the train split's writers have it)
+_JUST = re.compile(r"\bjust\s+(?:that|this|these|those)\b")
 _AFTER_ONLY = re.compile(r"[a-z0-9]+")
 _VERBAL = frozenset("be been being is are was were am have has had do does did can could will would should may might "
                     "must get got".split())
@@ -160,6 +163,8 @@ def _restricting_only(text: str) -> bool:
     "only the containers that run"), rather than end the text or precede a verb ("view only", "only been
     dating")? Where it stands does not matter: "only available in Korea" = "available only in Korea"."""
     low = text.lower()
+    if _JUST.search(low):
+        return True
     for match in _ONLY.finditer(low):
         after = _AFTER_ONLY.search(low, match.end())
         if after and after.group(0) not in _VERBAL:
@@ -445,6 +450,11 @@ def _rearranged(x: tuple[str, ...], y: tuple[str, ...], shared: frozenset[str]) 
 
 # ("now" is also where "present" and "current" land: "the *present* value of a future amount" keeps it)
 _LOOSE = frozenset(canonical(w) for w in _FLOATING | {"my", "your", "our", "his", "her", "their"}) - {"now"}
+# Two situations set against each other ("My sink drains slowly *but* the toilet is fine"): the words that
+# agree with what was swapped ("the sink *is* fine" / "the toilet and shower *are* fine", "clear *it*" /
+# "clear *them*") follow it and say nothing of the order
+_CONTRASTS = frozenset(("but", "whereas", "while"))
+_AGREEING = frozenset(canonical(w) for w in ("is", "are", "was", "were", "it", "them", "they", "its"))
 
 
 def _term_order(a: Shape, b: Shape, fa: Facts, fb: Facts) -> str | None:
@@ -455,8 +465,9 @@ def _term_order(a: Shape, b: Shape, fa: Facts, fb: Facts) -> str | None:
         return None
     # the same words, not counting a floating adverb or a possessive one side adds ("Do sharks *ever* eat
     # humans?" / "Do humans eat sharks?", "Can *my* cat eat dog food?" / "Can cats eat …")
-    seq_a = tuple(t for t in a.sequence if t not in _LOOSE)
-    seq_b = tuple(t for t in b.sequence if t not in _LOOSE)
+    loose = _LOOSE | _AGREEING if _CONTRASTS & set(a.sequence) & set(b.sequence) else _LOOSE
+    seq_a = tuple(t for t in a.sequence if t not in loose)
+    seq_b = tuple(t for t in b.sequence if t not in loose)
     if set(seq_a) != set(seq_b):
         return None
     shared = (fa.terms & fb.terms) - a.unordered - b.unordered

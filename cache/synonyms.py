@@ -73,13 +73,13 @@ class SynonymTable:
                     out[ident] = rank
         return out
 
-    def synonymous(self, a: str, b: str, a_name: bool = False, b_name: bool = False) -> bool:
+    def synonymous(self, a: str, b: str, a_name: bool = False, b_name: bool = False, strict: bool = False) -> bool:
         sa, sb = _senses(self, a, a_name), _senses(self, b, b_name)
         if len(sa) > len(sb):
             sa, sb = sb, sa
         # two names must share their first sense: "Taiwan" is WordNet's first sense of a synset that is
         # only a later sense of "China"; "Earth" (a name) and "world" keep the ordinary rule
-        limit = 0 if a_name and b_name else OTHER_RANK
+        limit = 0 if (a_name and b_name) or strict else OTHER_RANK
         for ident, rank in sa.items():
             other = sb.get(ident)
             if other is not None and min(rank, other) == 0 and max(rank, other) <= limit:
@@ -106,9 +106,10 @@ DISTINCT = frozenset(map(frozenset, [("president", "chairman"), ("president", "c
                                      ("rent", "lease"), ("elk", "moose")]))
 
 
-def synonymous(a: str, b: str, a_name: bool = False, b_name: bool = False) -> bool:
-    """Are the words synonyms? `a_name`/`b_name`: the word is written capitalised (see `senses`)."""
+def synonymous(a: str, b: str, a_name: bool = False, b_name: bool = False, strict: bool = False) -> bool:
+    """Are the words synonyms? `a_name`/`b_name`: the word is written capitalised (see `senses`); `strict`:
+    only if they share the first sense of both (as two names must)."""
     t = table()
-    if t is None or not t.synonymous(a, b, a_name, b_name):
+    if t is None or not t.synonymous(a, b, a_name, b_name, strict):
         return False
     return not any(frozenset((x, y)) in DISTINCT for x in t.lemmas(a) for y in t.lemmas(b))

@@ -87,8 +87,20 @@ def canonical(token: str) -> str:
         folded = "".join(ch for ch in unicodedata.normalize("NFKD", token) if not unicodedata.combining(ch))
         if folded != token and folded.isascii():
             return canonical(folded)
+    if token.endswith(("ous", "ic")) and names_valence(token):  # sulfurous ≠ sulfuric acid, ferrous ≠ ferric: the stemmer makes both "sulfur"
+        return token.replace("sulph", "sulf")
     stem = light_stem(token)
     return _CANON_STEMMED.get(stem, stem)
+
+
+# chemistry names an element's lower and higher valence by -ous and -ic ("nitrous" / "nitric" acid)
+_VALENCE = re.compile(r"^(?:hypo|per)?(?:sulf|sulph|nitr|ferr|chlor|phosphor|cupr|stann|plumb|mercur|brom|iod|arsen|"
+                      r"selen|mangan|chrom|cobalt|carbon|aur|titan|vanad)\w*(?:ous|ic)$")
+
+
+def names_valence(token: str) -> bool:
+    """An element's -ous / -ic adjective: its own term, which no synonym stands in for."""
+    return bool(_VALENCE.match(token))
 
 
 QUANTITY_NOUNS = frozenset(canonical(w) for w in lx.QUANTITY_NOUNS)

@@ -232,6 +232,20 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("How did the Cold War end?", "What year did the Cold War end?", "intent"),
     ("How do I switch from a checking account to a savings account?", "checking vs savings account", "intent"),
     ("What is The Old Man and the Sea about?", "old man and the sea author", "intent"),  # who, by its noun alone
+    # stop 23, probe G's kinds in other words: valence suffixes, a function's argument, an operator before a
+    # function, a length asked for, "just that", a swap across "but", near-synonyms compared
+    ("What is the formula of nitrous oxide?", "What is the formula of nitric oxide?", "terms"),
+    ("integral of cos(2x)", "integral of cos(x)", "numbers"),
+    ("simplify x^3 / tan(x)", "simplify x^3 * tan(x)", "numbers"),
+    ("Explain inflation in one sentence.", "Explain inflation.", "form"),
+    ("My package arrived damaged. Can I get a refund for just that package?",
+     "My package arrived damaged. Can I get a refund?", "question"),
+    ("My left speaker crackles but the right one is fine. What should I check first?",
+     "My right speaker crackles but the left one is fine. What should I check first?", "direction"),
+    ("My kitchen lights flicker but the bedroom lamp is fine. What could cause them to flicker?",
+     "My bedroom lamp flickers but the kitchen lights are fine. What could cause it to flicker?", "direction"),
+    ("What's the difference between revenue and profit?", "What's the difference between gross and net profit?",
+     "terms"),
     # stop 23, probe D's leftovers: an operator inside code; a range runs one way
     ("What does `m // n` return in Python?", "What does `m / n` return in Python?", "terms"),
     ("How do I print the numbers from 100 down to 1 in Bash?", "How do I print the numbers from 1 to 100 in Bash?",
@@ -257,6 +271,10 @@ SERVED = [
     ("What does `x / y` do in JavaScript?", "javascript `x / y` meaning"),
     ("bash print numbers 1 to 100", "How do I print the numbers from 1 to 100 in Bash?"),
     ("old man and the sea author", "Who wrote The Old Man and the Sea?"),
+    ("What is the formula of sulphuric acid?", "sulfuric acid formula"),
+    ("derivative of x^3 tan x", "What is the derivative of x^3 * tan(x)?"),  # a product written without "*"
+    ("Summarize the French Revolution in one sentence.", "Give me a one-sentence summary of the French Revolution."),
+    ("Is it better to buy or rent a house?", "buying vs renting a house"),
     # what cache/shapes.py leaves alone: a possessive reorders, "or"/"and" is symmetric, a rate in words
     # matches one in digits, "when" matches any date, the particle is the same
     ("Who is the NBA's greatest player?", "Who is the greatest player in the NBA?"),
