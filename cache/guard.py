@@ -119,9 +119,9 @@ def _synonym_candidates(text: str) -> tuple[tuple[str, bool], ...]:
 
 
 def _synonym_found(term: str, text: str, other: str) -> bool:
-    """Does `other` hold a WordNet synonym of `term` (a term of `text` that `other` lacks)? Between two
-    comparisons only a synonym in the first sense of both: near-synonyms are what a comparison tells apart
-    ("speed vs velocity" is not "velocity vs acceleration", though "speed" is a later sense of accelerating)."""
+    """Does `other` hold a WordNet synonym of `term` (a term of `text` that `other` lacks)? Where either text
+    is a comparison, only a synonym in the first sense of both: near-synonyms are what a comparison tells
+    apart ("effect vs impact" is not "affect vs effect", though WordNet lists "impact" under "affect")."""
     word = _common_words(text, (term,)).get(term)
     if word is None:
         return False
@@ -301,15 +301,15 @@ def verify_rules(query: str, cached: str) -> Verdict:
         return Verdict(False, "question", f"{sorted(a.question)} vs {sorted(b.question)}")
     if frozenset((a.intent, b.intent)) in INTENT_CONFLICTS:
         return Verdict(False, "intent", f"{a.intent} vs {b.intent}")
-    # what happened against a question type the other text asks without an opening that says so: "How did
-    # World War II end?" ≠ "What year did WWII end?" (when). Only "how did": keyword queries' question types
-    # are too loose for the other intents ("java array length" = "How do I find the length of an array?")
     # a keyword query that asks who through an agent noun ("odyssey author") against an opening that asks
-    # something else of the same work ("What is the Odyssey about?"); other question types read from keywords
-    # are too loose for this (see "how did" below)
+    # something else of the same work ("What is the Odyssey about?")
     for x, y in ((a, b), (b, a)):
         if x.intent and y.intent is None and y.agent_asked and frozenset((x.intent, "person")) in INTENT_CONFLICTS:
             return Verdict(False, "intent", f"{x.intent} vs person")
+    # what happened against a question type the other text asks without an opening that says so: "How did
+    # World War II end?" ≠ "What year did WWII end?" (when). Only "how did" (and the agent noun above): the
+    # question types read from keywords are too loose for the other intents ("java array length" = "How do I
+    # find the length of an array?")
     for x, y in ((a, b), (b, a)):
         if x.intent == "how-did" and y.intent is None:
             for kind in sorted(y.question):
