@@ -260,6 +260,25 @@ def _names(text: str) -> frozenset[str]:
     return frozenset(names)
 
 
+_ALTERNATIVES = frozenset(("or", "and", "vs", "versus", "nor", "v", "/", "between", "from", "to", "than", "compared"))
+
+
+def _pole_order(text: str, word: str, opposite: str) -> bool | None:
+    """Does pole `word` come before `opposite` in the text, None if they are offered as alternatives ("buy or
+    sell", "import vs export", "the difference between …") or not both written as words of their own (a
+    phrase read as a pole: "turn on"), or reordered by a possessive ("G major's relative minor" = "the
+    relative minor of G major")?"""
+    shape = shape_of(text)
+    canon = shape.canon
+    if (word not in canon or opposite not in canon or "between" in canon or "differ" in canon
+            or (shape.reorders and not shape.contracted)):
+        return None
+    i, j = canon.index(word), canon.index(opposite)
+    if _ALTERNATIVES & set(canon[min(i, j) + 1:max(i, j)]):
+        return None
+    return i < j
+
+
 def _unwritten_products(operators: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(op for op in operators if op != "*")
 
@@ -297,6 +316,13 @@ def verify_rules(query: str, cached: str) -> Verdict:
         for opposite in POLE_OF[word]:
             if opposite in b.poles and not (word in b.poles and opposite in a.poles):
                 return Verdict(False, "poles", f"{word} vs {opposite}")
+    # both poles on both sides, in the other order: "relative major of G minor" ≠ "relative minor of G major"
+    # (not when they are joined as alternatives: "buy or sell" = "sell or buy", "upload vs download")
+    for word in sorted(a.poles & b.poles):
+        for opposite in POLE_OF[word] & a.poles & b.poles:
+            order_a, order_b = _pole_order(query, word, opposite), _pole_order(cached, word, opposite)
+            if order_a is not None and order_b is not None and order_a != order_b:
+                return Verdict(False, "poles", f"{word} … {opposite} vs {opposite} … {word}")
     if a.question and b.question and not (a.question & b.question):
         return Verdict(False, "question", f"{sorted(a.question)} vs {sorted(b.question)}")
     if frozenset((a.intent, b.intent)) in INTENT_CONFLICTS:

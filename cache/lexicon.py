@@ -108,7 +108,7 @@ POLES: list[tuple[str, str]] = [
     ("gain", "loss"), ("profit", "loss"), ("rise", "fall"), ("build", "destroy"), ("built", "fall"),
     ("cause", "effect"), ("primary", "secondary"), ("advantage", "disadvantage"), ("pro", "con"),
     ("strength", "weakness"), ("success", "failure"), ("inner", "outer"), ("upper", "lower"),
-    ("male", "female"), ("odd", "even"), ("acid", "base"), ("dominant", "recessive"), ("public", "private"),
+    ("male", "female"), ("major", "minor"), ("odd", "even"), ("acid", "base"), ("dominant", "recessive"), ("public", "private"),
     ("internal", "external"), ("vertical", "horizontal"), ("sunrise", "sunset"), ("entry", "exit"),
     # function words too (the pole check reads every token): "days since" ≠ "days until", "are all
     # snakes venomous" ≠ "are any"

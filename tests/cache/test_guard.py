@@ -246,6 +246,7 @@ REFUSED = [  # (query, cached, the check that must refuse)
      "My bedroom lamp flickers but the kitchen lights are fine. What could cause it to flicker?", "direction"),
     ("What's the difference between revenue and profit?", "What's the difference between gross and net profit?",
      "terms"),
+    ("What key is the relative minor of E major?", "What key is the relative major of E minor?", "poles"),
     # stop 23, probe D's leftovers: an operator inside code; a range runs one way
     ("What does `m // n` return in Python?", "What does `m / n` return in Python?", "terms"),
     ("How do I print the numbers from 100 down to 1 in Bash?", "How do I print the numbers from 1 to 100 in Bash?",
@@ -275,6 +276,8 @@ SERVED = [
     ("derivative of x^3 tan x", "What is the derivative of x^3 * tan(x)?"),  # a product written without "*"
     ("Summarize the French Revolution in one sentence.", "Give me a one-sentence summary of the French Revolution."),
     ("Is it better to buy or rent a house?", "buying vs renting a house"),
+    ("Should I import or export the settings first?", "Should I export or import the settings first?"),
+    ("What is E major's relative minor?", "What is the relative minor of E major?"),  # a possessive reorders
     # what cache/shapes.py leaves alone: a possessive reorders, "or"/"and" is symmetric, a rate in words
     # matches one in digits, "when" matches any date, the particle is the same
     ("Who is the NBA's greatest player?", "Who is the greatest player in the NBA?"),
