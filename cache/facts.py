@@ -14,8 +14,8 @@ from cache import synonyms
 from cache.intents import acts_of, forms_of, intent_of, roles_of, self_role
 from cache.numerals import (OPERATION, OPERATOR, RANGE, VARIABLE_OPERATION, expression_operators, function_calls,
                             read_numbers, trailing_zero_decimals)
-from cache.wording import (QUANTITY_NOUNS, canonical, language_of, light_stem, named_words, parse_number,
-                           phrased_tokens, quoted_spans, quoted_words, said_words)
+from cache.wording import (QUANTITY_NOUNS, canonical, code_spans, language_of, light_stem, named_words,
+                           parse_number, phrased_tokens, quoted_spans, quoted_words, said_words)
 
 QUESTION_TYPES = {"who": "person", "whom": "person", "when": "time", "where": "place", "why": "reason",
                   "cause": "reason", "how_many": "quantity"}
@@ -69,6 +69,7 @@ class Facts:
     operations: frozenset[tuple[str, str, str]]  # (div|pow|sub|ratio, left, right): "4/3" → ("div", "4", "3")
     operators: tuple[str, ...]  # a written expression's operators in order: "2x + 5 = 15" → ("+", "=")
     calls: frozenset[tuple[str, str]]  # named functions and their arguments: "sin(x^2)" → ("sin", "x^2")
+    code: tuple[str, ...]  # code spans as written: "What does `typeof null` return?" → ("typeof null",)
     decimals: tuple[str, ...]  # decimals written with a final zero: "Python 3.10" → ("3.10",)
     subject_of: frozenset[str]  # verbs whose subject the question word is: "What eats koalas?" (`roles_of`)
     object_of: frozenset[str]  # verbs whose object it is: "What do koalas eat?"
@@ -424,6 +425,7 @@ def analyse(text: str) -> Facts:
         | frozenset(("range", m.group(1), m.group(2)) for m in RANGE.finditer(text)) | divisions,
         operators=expression_operators(text),
         calls=function_calls(text),
+        code=code_spans(text),
         decimals=trailing_zero_decimals(text),
         forms=forms,
         mentioned_forms=mentioned_forms,

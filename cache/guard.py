@@ -308,6 +308,8 @@ def verify_rules(query: str, cached: str) -> Verdict:
         for name, argument in x.calls - y.calls:
             if name in applied and (name, applied[name]) not in x.calls:
                 return Verdict(False, "numbers", f"{name}({argument}) vs {name}({applied[name]})")
+    if a.code and b.code and a.code != b.code:  # "`typeof typeof null`" ≠ "`typeof null`"
+        return Verdict(False, "quoted", f"code {list(a.code)} vs {list(b.code)}")
     if a.quoted and b.quoted and a.quoted != b.quoted:  # 'Translate "Where are the stations?"' ≠ '… "Where is the station?"'
         return Verdict(False, "quoted", f"{list(a.quoted)} vs {list(b.quoted)}")
     if a.negated != b.negated:

@@ -481,6 +481,9 @@ right wing, right of way, general relativity, general election, general anesthes
 general practitioner, general strike, normal distribution, normal force, proper fraction, good friday,
 best man, fast food, fast fashion, main course, use case, milky way
 """
+# rounding up or down is its own operation (Excel's ROUNDUP, ROUNDDOWN), not rounding
+PHRASES.update({(verb, way): ("round" + way,) for verb in ("round", "rounds", "rounding", "rounded")
+                for way in ("up", "down")})
 PHRASES.update({form: ("_".join(words),)
                 for words in (tuple(c.split()) for c in SCAFFOLD_COMPOUNDS.split(","))
                 for form in (words, (*words[:-1], words[-1] + "s"))})

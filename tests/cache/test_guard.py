@@ -247,8 +247,12 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("What's the difference between revenue and profit?", "What's the difference between gross and net profit?",
      "terms"),
     ("What key is the relative minor of E major?", "What key is the relative major of E minor?", "poles"),
+    # probe H's kinds in other words: code is taken literally; rounding up is not rounding
+    ("What does `len(set(x))` return in Python?", "What does `len(x)` return in Python?", "quoted"),
+    ("google sheets round down to a whole number", "google sheets round to a whole number", "terms"),
     # stop 23, probe D's leftovers: an operator inside code; a range runs one way
-    ("What does `m // n` return in Python?", "What does `m / n` return in Python?", "terms"),
+    ("What does `m // n` return in Python?", "What does `m / n` return in Python?", "quoted"),  # code, literally
+    ("what does m // n return in python", "What does `m / n` return in Python?", "terms"),  # "/" read in code
     ("How do I print the numbers from 100 down to 1 in Bash?", "How do I print the numbers from 1 to 100 in Bash?",
      "numbers"),
 ]
@@ -278,6 +282,8 @@ SERVED = [
     ("Is it better to buy or rent a house?", "buying vs renting a house"),
     ("Should I import or export the settings first?", "Should I export or import the settings first?"),
     ("What is E major's relative minor?", "What is the relative minor of E major?"),  # a possessive reorders
+    ("What does `typeof null` return in JavaScript?", "what does javascript `typeof  null` return"),
+    ("How do I round up to the nearest 10 in Excel?", "excel round up to nearest 10"),
     # what cache/shapes.py leaves alone: a possessive reorders, "or"/"and" is symmetric, a rate in words
     # matches one in digits, "when" matches any date, the particle is the same
     ("Who is the NBA's greatest player?", "Who is the greatest player in the NBA?"),
