@@ -319,7 +319,7 @@ NUMBER_WORDS: dict[str, int] = {
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
     "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
     "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
-    "couple": 2, "pair": 2,
+    "couple": 2, "pair": 2, "twice": 2, "thrice": 3,
 }
 NUMBER_SCALES: dict[str, int] = {"dozen": 12, "hundred": 100, "thousand": 1000, "million": 1_000_000,
                                  "billion": 1_000_000_000, "trillion": 1_000_000_000_000}

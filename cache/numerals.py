@@ -158,7 +158,8 @@ def read_numbers(tokens: list[str]) -> tuple[list[float], list[int], list[bool],
                 values.append(number)
                 ends[i] = number
                 used[i] = True
-            elif tok in lx.ORDINALS and not (tok == "second" and i > 0 and parse_number(tokens[i - 1])):
+            elif tok in lx.ORDINALS and not (tok == "second" and i > 0 and parse_number(tokens[i - 1])) \
+                    and not (tok == "first" and before == "at"):  # "than it did at first" counts nothing
                 ordinals.append(lx.ORDINALS[tok])
                 used[i] = True
             elif tok in lx.ROMAN and i > 0:

@@ -15,7 +15,7 @@ from cache import lexicon as lx
 
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # code operators are tokens (and terms): "== vs ===" is not "!= vs !=="
-_TOKEN = re.compile(r"===|!==|==|!=|&&|\|\||=>|->|c\+\+|c#|f#|\.net|[^\W_]+(?:[.,]\d+)*|[$€£¥%°×*]",
+_TOKEN = re.compile(r"===|!==|==|!=|&&|\|\||=>|->|c\+\+|c#|f#|\.net|[^\W_]+(?:\.\d+|,\d{3}(?!\d))*|[$€£¥%°×*]",
                     re.UNICODE | re.IGNORECASE)
 _QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|«([^»]+)»|'([^']{2,})'|‘([^’]+)’")
 _DIGITS = re.compile(r"^\d+(?:[.,]\d+)*$")
@@ -143,6 +143,9 @@ def tokenize(text: str) -> list[str]:
     if not text.isupper():
         text = _IT.sub(" infotech ", text)
     text = re.sub(r"([^\W_]+)-free\b", r"without \1", text)
+    # a form's or a plan's name is one word however it is written: "W-2" = "w2", "401(k)" = "401k"
+    text = re.sub(r"\b([A-Z])-(\d+[A-Za-z]?)\b", r"\1\2", text)
+    text = re.sub(r"\b(\d+)\(([a-z])\)", r"\1\2", text, flags=re.I)
     text = re.sub(r"\bcan't\b", "can not", text, flags=re.I)
     text = re.sub(r"\bwon't\b", "will not", text, flags=re.I)
     text = re.sub(r"n't\b", " not", text, flags=re.I)

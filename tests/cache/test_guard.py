@@ -250,6 +250,7 @@ REFUSED = [  # (query, cached, the check that must refuse)
     # probe H's kinds in other words: code is taken literally; rounding up is not rounding
     ("What does `len(set(x))` return in Python?", "What does `len(x)` return in Python?", "quoted"),
     ("google sheets round down to a whole number", "google sheets round to a whole number", "terms"),
+    ("W-2 vs W-4", "W-2 vs W-9", "terms"),
     # stop 23, probe D's leftovers: an operator inside code; a range runs one way
     ("What does `m // n` return in Python?", "What does `m / n` return in Python?", "quoted"),  # code, literally
     ("what does m // n return in python", "What does `m / n` return in Python?", "terms"),  # "/" read in code
@@ -284,6 +285,13 @@ SERVED = [
     ("What is E major's relative minor?", "What is the relative minor of E major?"),  # a possessive reorders
     ("What does `typeof null` return in JavaScript?", "what does javascript `typeof  null` return"),
     ("How do I round up to the nearest 10 in Excel?", "excel round up to nearest 10"),
+    # numbers as written in forms, plans and code: "W-2" = "w2", "401(k)" = "401k", "range(0,20,5)" holds three
+    # numbers (not 2,005), "twice" is two, "at first" no ordinal
+    ("What's the difference between a W-2 and a 1099?", "w2 vs 1099"),
+    ("401(k) contribution limit 2025", "2025 401k contribution limit"),
+    ("python range(0,20,5) output", "What does range(0, 20, 5) output in Python?"),
+    ("How likely is it to get heads twice in 3 coin flips?", "How likely is it to get 2 heads in 3 coin flips?"),
+    ("Why does my phone charge slower than at first?", "Why does my phone charge slower than at the start?"),
     # what cache/shapes.py leaves alone: a possessive reorders, "or"/"and" is symmetric, a rate in words
     # matches one in digits, "when" matches any date, the particle is the same
     ("Who is the NBA's greatest player?", "Who is the greatest player in the NBA?"),
