@@ -279,6 +279,20 @@ def _pole_order(text: str, word: str, opposite: str) -> bool | None:
     return i < j
 
 
+# words that ask how big something is ("how *tall*", "… *height*"), as written
+_MEASURE_WORDS = frozenset(lx.HOW_ADJECTIVES | lx.QUANTITY_NOUNS | {"elevation", "altitude", "measure", "measures"})
+
+
+def _superlative(text: str) -> bool:
+    return bool(shape_of(text).words & lx.SUPERLATIVES)
+
+
+def _measures_how(text: str) -> bool:
+    """"How tall / long / far …": a measure, not a count ("How many stars is the highest rating?")."""
+    tokens = shape_of(text).tokens
+    return any(t == "how" and n in lx.HOW_ADJECTIVES and n not in ("many", "much") for t, n in zip(tokens, tokens[1:]))
+
+
 def _unwritten_products(operators: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(op for op in operators if op != "*")
 
@@ -334,6 +348,12 @@ def verify_rules(query: str, cached: str) -> Verdict:
     for x, y in ((a, b), (b, a)):
         if x.intent and y.intent is None and y.agent_asked and frozenset((x.intent, "person")) in INTENT_CONFLICTS:
             return Verdict(False, "intent", f"{x.intent} vs person")
+    # how big a superlative is against naming it: "How tall is the tallest mountain in Africa?" measures it,
+    # "highest peak africa" names it (a keyword query that writes a measure, "… height", measures it too)
+    for x, y, x_text, y_text in ((a, b, query, cached), (b, a, cached, query)):
+        if (x.intent == "quantity" and y.intent in (None, "which") and _measures_how(x_text) and _superlative(x_text)
+                and _superlative(y_text) and not (shape_of(y_text).words & _MEASURE_WORDS)):
+            return Verdict(False, "intent", "a superlative measured vs named")
     # what happened against a question type the other text asks without an opening that says so: "How did
     # World War II end?" ≠ "What year did WWII end?" (when). Only "how did" (and the agent noun above): the
     # question types read from keywords are too loose for the other intents ("java array length" = "How do I

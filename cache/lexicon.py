@@ -256,6 +256,7 @@ CANONICAL: dict[str, str] = {
     "enlarge": "raise", "grow": "grow",
     "fast": "fast", "rapid": "fast", "speedy": "fast", "swift": "fast",
     "velocity": "speed", "pace": "speed",
+    "peak": "mountain", "peaks": "mountain", "summit": "mountain", "pulse": "heart_rate", "col": "column",
     "costs": "cost", "price": "cost", "fee": "cost", "pay": "cost", "charge": "cost", "expense": "cost",
     "salary": "salary", "wage": "wage", "earn": "salary", "earning": "salary", "income": "income",
     "doctor": "doctor", "safely": "safe", "safe": "safe", "safety": "safe", "risk": "safe",
@@ -481,6 +482,9 @@ right wing, right of way, general relativity, general election, general anesthes
 general practitioner, general strike, normal distribution, normal force, proper fraction, good friday,
 best man, fast food, fast fashion, main course, use case, milky way
 """
+# the same words: "heart rate" = "pulse", "rich in" = "high in", "how far away" = "how far"
+PHRASES.update({("heart", "rate"): ("heart_rate",), ("rich", "in"): ("high", "in"), ("far", "away"): ("far",),
+                ("how", "far", "away"): PHRASES[("how", "far")]})
 # rounding up or down is its own operation (Excel's ROUNDUP, ROUNDDOWN), not rounding
 PHRASES.update({(verb, way): ("round" + way,) for verb in ("round", "rounds", "rounding", "rounded")
                 for way in ("up", "down")})

@@ -251,6 +251,7 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("What does `len(set(x))` return in Python?", "What does `len(x)` return in Python?", "quoted"),
     ("google sheets round down to a whole number", "google sheets round to a whole number", "terms"),
     ("W-2 vs W-4", "W-2 vs W-9", "terms"),
+    ("How tall is the tallest building in Dubai?", "tallest building in dubai", "intent"),  # measured vs named
     # stop 23, probe D's leftovers: an operator inside code; a range runs one way
     ("What does `m // n` return in Python?", "What does `m / n` return in Python?", "quoted"),  # code, literally
     ("what does m // n return in python", "What does `m / n` return in Python?", "terms"),  # "/" read in code
@@ -292,6 +293,12 @@ SERVED = [
     ("python range(0,20,5) output", "What does range(0, 20, 5) output in Python?"),
     ("How likely is it to get heads twice in 3 coin flips?", "How likely is it to get 2 heads in 3 coin flips?"),
     ("Why does my phone charge slower than at first?", "Why does my phone charge slower than at the start?"),
+    # the same words: peak = summit = mountain, pulse = heart rate, rich in = high in, far away = far
+    ("highest peak in the Alps", "What is the tallest mountain in the Alps?"),
+    ("normal pulse for a 10 year old", "normal heart rate for a 10 year old"),
+    ("foods rich in iron", "Which foods are high in iron?"),
+    ("How far away is Mars from the Sun?", "How far is Mars from the Sun?"),
+    ("tallest building in dubai height", "How tall is the tallest building in Dubai?"),  # a keyword measure
     # what cache/shapes.py leaves alone: a possessive reorders, "or"/"and" is symmetric, a rate in words
     # matches one in digits, "when" matches any date, the particle is the same
     ("Who is the NBA's greatest player?", "Who is the greatest player in the NBA?"),
