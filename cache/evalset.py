@@ -1,5 +1,5 @@
 """Loader for the hand-written groups in `cache/data/` (format in cache/data/README.md): the `dev` and
-`heldout` evaluation splits, the probes (`probe_a` … `probe_h`: adversarial ones, and ones written by
+`heldout` evaluation splits, the probes (`probe_a` … `probe_i`: adversarial ones, and ones written by
 hands that read no code), and the `train` split (every file in `cache/data/train/`) that the learned
 verifier is fitted on."""
 
@@ -17,7 +17,8 @@ SPLITS = {"dev": DATA_DIR / "groups_dev.txt", "heldout": DATA_DIR / "groups_held
           "probe_e": DATA_DIR / "groups_probe_e.txt",
           "probe_f": DATA_DIR / "groups_probe_f.txt",
           "probe_g": DATA_DIR / "groups_probe_g.txt",
-          "probe_h": DATA_DIR / "groups_probe_h.txt"}
+          "probe_h": DATA_DIR / "groups_probe_h.txt",
+          "probe_i": DATA_DIR / "groups_probe_i.txt"}
 TRAIN_DIR = DATA_DIR / "train"
 
 

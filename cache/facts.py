@@ -69,6 +69,7 @@ class Facts:
     operations: frozenset[tuple[str, str, str]]  # (div|pow|sub|ratio, left, right): "4/3" → ("div", "4", "3")
     operators: tuple[str, ...]  # a written expression's operators in order: "2x + 5 = 15" → ("+", "=")
     calls: frozenset[tuple[str, str]]  # named functions and their arguments: "sin(x^2)" → ("sin", "x^2")
+    percent_asks: str | None  # what a percentage question asks for: the part, the whole or what is left
     code: tuple[str, ...]  # code spans as written: "What does `typeof null` return?" → ("typeof null",)
     decimals: tuple[str, ...]  # decimals written with a final zero: "Python 3.10" → ("3.10",)
     subject_of: frozenset[str]  # verbs whose subject the question word is: "What eats koalas?" (`roles_of`)
@@ -306,6 +307,17 @@ def _rates(raw: list[str]) -> set[str]:
     return found
 
 
+_PERCENT_WHOLE = re.compile(r"(?:%|\bpercent)\s+of\s+what\b", re.I)
+_PERCENT_OFF = re.compile(r"(?:%|\bpercent)\s+(?:off|discount)\b", re.I)
+
+
+def _percent_asks(text: str) -> str:
+    """"15% of 80" asks for the part, "80 is 15% of what?" for the whole, "80 with 15% off" for what is left."""
+    if _PERCENT_WHOLE.search(text):
+        return "whole"
+    return "rest" if _PERCENT_OFF.search(text) else "part"
+
+
 @lru_cache(maxsize=65536)
 def analyse(text: str) -> Facts:
     raw_tuple, phrased = phrased_tokens(text)
@@ -400,6 +412,7 @@ def analyse(text: str) -> Facts:
         singular=_singular(tokens, canon, terms),
         numbers=tuple(sorted(values)),
         percents=percents,
+        percent_asks=_percent_asks(text) if percents else None,
         ordinals=tuple(sorted(ordinals)),
         negated=negations % 2 == 1,
         poles=frozenset(c for i, c in enumerate(canon)

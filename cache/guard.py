@@ -283,6 +283,16 @@ def _pole_order(text: str, word: str, opposite: str) -> bool | None:
 _MEASURE_WORDS = frozenset(lx.HOW_ADJECTIVES | lx.QUANTITY_NOUNS | {"elevation", "altitude", "measure", "measures"})
 
 
+def _names_them(text: str) -> bool:
+    tokens = shape_of(text).tokens
+    return "names" in tokens or tokens[:1] in (("name",), ("list",))
+
+
+def _counts_them(text: str) -> bool:
+    tokens = shape_of(text).tokens
+    return any(t == "number" and n == "of" for t, n in zip(tokens, tokens[1:])) or tokens[:2] == ("how", "many")
+
+
 def _superlative(text: str) -> bool:
     return bool(shape_of(text).words & lx.SUPERLATIVES)
 
@@ -308,6 +318,8 @@ def verify_rules(query: str, cached: str) -> Verdict:
         return Verdict(False, "numbers", f"{list(a.decimals)} vs {list(b.decimals)}")
     if a.percents != b.percents:
         return Verdict(False, "numbers", f"percent of {list(a.percents)} vs {list(b.percents)}")
+    if a.percent_asks != b.percent_asks and a.percents:  # "15% of 80" ≠ "80 is 15% of what?" ≠ "80 with 15% off"
+        return Verdict(False, "numbers", f"the {a.percent_asks} vs the {b.percent_asks} of a percentage")
     if a.ordinals != b.ordinals:
         return Verdict(False, "numbers", f"ordinals {list(a.ordinals)} vs {list(b.ordinals)}")
     for x, y in ((a, b), (b, a)):  # both ways round: the guard refuses a pair whichever side is cached
@@ -348,6 +360,11 @@ def verify_rules(query: str, cached: str) -> Verdict:
     for x, y in ((a, b), (b, a)):
         if x.intent and y.intent is None and y.agent_asked and frozenset((x.intent, "person")) in INTENT_CONFLICTS:
             return Verdict(False, "intent", f"{x.intent} vs person")
+    # naming things against counting them: "What are the names of Mars's moons?" ≠ "mars number of moons"
+    names_a, names_b = _names_them(query), _names_them(cached)
+    counts_a, counts_b = _counts_them(query), _counts_them(cached)
+    if (names_a and counts_b and not (counts_a or names_b)) or (names_b and counts_a and not (counts_b or names_a)):
+        return Verdict(False, "intent", "names vs number")
     # how big a superlative is against naming it: "How tall is the tallest mountain in Africa?" measures it,
     # "highest peak africa" names it (a keyword query that writes a measure, "… height", measures it too)
     for x, y, x_text, y_text in ((a, b, query, cached), (b, a, cached, query)):

@@ -252,6 +252,10 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("google sheets round down to a whole number", "google sheets round to a whole number", "terms"),
     ("W-2 vs W-4", "W-2 vs W-9", "terms"),
     ("How tall is the tallest building in Dubai?", "tallest building in dubai", "intent"),  # measured vs named
+    # probe I's kinds in other words: what a percentage question asks for; names against a number
+    ("60 is 25% of what number?", "What is 25% of 60?", "numbers"),
+    ("price of a $60 jacket with 25% off", "What is 25% of $60?", "numbers"),
+    ("What are the names of the Great Lakes?", "number of great lakes", "intent"),
     # stop 23, probe D's leftovers: an operator inside code; a range runs one way
     ("What does `m // n` return in Python?", "What does `m / n` return in Python?", "quoted"),  # code, literally
     ("what does m // n return in python", "What does `m / n` return in Python?", "terms"),  # "/" read in code
@@ -299,6 +303,8 @@ SERVED = [
     ("foods rich in iron", "Which foods are high in iron?"),
     ("How far away is Mars from the Sun?", "How far is Mars from the Sun?"),
     ("tallest building in dubai height", "How tall is the tallest building in Dubai?"),  # a keyword measure
+    ("What is 25% of 60?", "25 percent of 60"),
+    ("names of the great lakes", "What are the names of the Great Lakes?"),
     # what cache/shapes.py leaves alone: a possessive reorders, "or"/"and" is symmetric, a rate in words
     # matches one in digits, "when" matches any date, the particle is the same
     ("Who is the NBA's greatest player?", "Who is the greatest player in the NBA?"),
