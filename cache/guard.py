@@ -260,6 +260,7 @@ def _names(text: str) -> frozenset[str]:
     return frozenset(names)
 
 
+# words that offer two poles as alternatives rather than in an order ("buy or sell", "from start to end")
 _ALTERNATIVES = frozenset(("or", "and", "vs", "versus", "nor", "v", "/", "between", "from", "to", "than", "compared"))
 
 
@@ -284,16 +285,19 @@ _MEASURE_WORDS = frozenset(lx.HOW_ADJECTIVES | lx.QUANTITY_NOUNS | {"elevation",
 
 
 def _names_them(text: str) -> bool:
+    """Asks for the names of things: "the names of …", "Name …", "List …"."""
     tokens = shape_of(text).tokens
     return "names" in tokens or tokens[:1] in (("name",), ("list",))
 
 
 def _counts_them(text: str) -> bool:
+    """Asks how many things there are: "number of …", "How many …"."""
     tokens = shape_of(text).tokens
     return any(t == "number" and n == "of" for t, n in zip(tokens, tokens[1:])) or tokens[:2] == ("how", "many")
 
 
 def _superlative(text: str) -> bool:
+    """Writes a superlative ("tallest", "most", "best")."""
     return bool(shape_of(text).words & lx.SUPERLATIVES)
 
 

@@ -108,7 +108,8 @@ POLES: list[tuple[str, str]] = [
     ("gain", "loss"), ("profit", "loss"), ("rise", "fall"), ("build", "destroy"), ("built", "fall"),
     ("cause", "effect"), ("primary", "secondary"), ("advantage", "disadvantage"), ("pro", "con"),
     ("strength", "weakness"), ("success", "failure"), ("inner", "outer"), ("upper", "lower"),
-    ("male", "female"), ("major", "minor"), ("odd", "even"), ("acid", "base"), ("dominant", "recessive"), ("public", "private"),
+    ("male", "female"), ("major", "minor"), ("odd", "even"), ("acid", "base"), ("dominant", "recessive"),
+    ("public", "private"),
     ("internal", "external"), ("vertical", "horizontal"), ("sunrise", "sunset"), ("entry", "exit"),
     # function words too (the pole check reads every token): "days since" ≠ "days until", "are all
     # snakes venomous" ≠ "are any"
@@ -465,7 +466,8 @@ OUTPUT_FORMS = {form: (_patterns(request), _patterns(mention) if mention else ()
     "quiz": ("quiz,quizzes,flashcard,flashcards,worksheet", ""),
     "bullets": ("bullet point,bullet points,bulleted,bullet list", ""),
     "brief": ("briefly,brief,concise,concisely,succinct,succinctly,in a nutshell,in one sentence,"
-              "in a single sentence,one sentence,in one line,one line,in one paragraph,one paragraph,in a few words", ""),
+              "in a single sentence,one sentence,in one line,one line,in one paragraph,one paragraph,"
+              "in a few words", ""),
     "detailed": ("in detail,detailed,in depth,thorough,thoroughly,comprehensive,comprehensively,exhaustive", ""),
     "examples": ("with examples,with an example,with example,with code examples", "example,examples"),
     "answers": ("with answers,with the answers,with solutions,answer key", "answer,answers,solution,solutions"),

@@ -87,7 +87,8 @@ def canonical(token: str) -> str:
         folded = "".join(ch for ch in unicodedata.normalize("NFKD", token) if not unicodedata.combining(ch))
         if folded != token and folded.isascii():
             return canonical(folded)
-    if token.endswith(("ous", "ic")) and names_valence(token):  # sulfurous ≠ sulfuric acid, ferrous ≠ ferric: the stemmer makes both "sulfur"
+    # sulfurous ≠ sulfuric acid, ferrous ≠ ferric: the stemmer makes both "sulfur"
+    if token.endswith(("ous", "ic")) and names_valence(token):
         return token.replace("sulph", "sulf")
     stem = light_stem(token)
     return _CANON_STEMMED.get(stem, stem)
