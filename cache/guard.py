@@ -280,33 +280,6 @@ def _pole_order(text: str, word: str, opposite: str) -> bool | None:
     return i < j
 
 
-# words that ask how big something is ("how *tall*", "… *height*"), as written
-_MEASURE_WORDS = frozenset(lx.HOW_ADJECTIVES | lx.QUANTITY_NOUNS | {"elevation", "altitude", "measure", "measures"})
-
-
-def _names_them(text: str) -> bool:
-    """Asks for the names of things: "the names of …", "Name …", "List …"."""
-    tokens = shape_of(text).tokens
-    return "names" in tokens or tokens[:1] in (("name",), ("list",))
-
-
-def _counts_them(text: str) -> bool:
-    """Asks how many things there are: "number of …", "How many …"."""
-    tokens = shape_of(text).tokens
-    return any(t == "number" and n == "of" for t, n in zip(tokens, tokens[1:])) or tokens[:2] == ("how", "many")
-
-
-def _superlative(text: str) -> bool:
-    """Writes a superlative ("tallest", "most", "best")."""
-    return bool(shape_of(text).words & lx.SUPERLATIVES)
-
-
-def _measures_how(text: str) -> bool:
-    """"How tall / long / far …": a measure, not a count ("How many stars is the highest rating?")."""
-    tokens = shape_of(text).tokens
-    return any(t == "how" and n in lx.HOW_ADJECTIVES and n not in ("many", "much") for t, n in zip(tokens, tokens[1:]))
-
-
 def _unwritten_products(operators: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(op for op in operators if op != "*")
 
@@ -364,16 +337,16 @@ def verify_rules(query: str, cached: str) -> Verdict:
     for x, y in ((a, b), (b, a)):
         if x.intent and y.intent is None and y.agent_asked and frozenset((x.intent, "person")) in INTENT_CONFLICTS:
             return Verdict(False, "intent", f"{x.intent} vs person")
+    sa, sb = shape_of(query), shape_of(cached)  # read here, not before: most pairs are refused above
     # naming things against counting them: "What are the names of Mars's moons?" ≠ "mars number of moons"
-    names_a, names_b = _names_them(query), _names_them(cached)
-    counts_a, counts_b = _counts_them(query), _counts_them(cached)
-    if (names_a and counts_b and not (counts_a or names_b)) or (names_b and counts_a and not (counts_b or names_a)):
-        return Verdict(False, "intent", "names vs number")
+    for sx, sy in ((sa, sb), (sb, sa)):
+        if sx.names_asked and sy.count_asked and not (sx.count_asked or sy.names_asked):
+            return Verdict(False, "intent", "names vs number")
     # how big a superlative is against naming it: "How tall is the tallest mountain in Africa?" measures it,
     # "highest peak africa" names it (a keyword query that writes a measure, "… height", measures it too)
-    for x, y, x_text, y_text in ((a, b, query, cached), (b, a, cached, query)):
-        if (x.intent == "quantity" and y.intent in (None, "which") and _measures_how(x_text) and _superlative(x_text)
-                and _superlative(y_text) and not (shape_of(y_text).words & _MEASURE_WORDS)):
+    for x, y, sx, sy in ((a, b, sa, sb), (b, a, sb, sa)):
+        if (x.intent == "quantity" and y.intent in (None, "which") and sx.measure_asked and sx.superlative
+                and sy.superlative and not sy.measure_written):
             return Verdict(False, "intent", "a superlative measured vs named")
     # what happened against a question type the other text asks without an opening that says so: "How did
     # World War II end?" ≠ "What year did WWII end?" (when). Only "how did" (and the agent noun above): the
@@ -420,7 +393,7 @@ def verify_rules(query: str, cached: str) -> Verdict:
         return Verdict(False, "direction", f"subject and object of '{min(swapped)}' swapped")
     if {a.self_role, b.self_role} == {"subject", "object"}:  # "What should I get my wife?" ≠ "… my wife get me?"
         return Verdict(False, "direction", f"the asker as {a.self_role} vs {b.self_role}")
-    shaped = shapes.conflict(shape_of(query), shape_of(cached), a, b)  # order, roles, particles, tense, …
+    shaped = shapes.conflict(sa, sb, a, b)  # order, roles, particles, tense, …
     if shaped:
         return Verdict(False, *shaped)
     missing, extra = unmatched_terms(query, cached)

@@ -12,10 +12,11 @@ from cache.wording import SUPERSCRIPT_POWERS, parse_number
 # Operations whose operands do not commute: "4/3" ≠ "3/4", "2 to the power of 10" ≠ "10 to the power of 2",
 # and ratios: a "16:9" video is not a "9:16" one
 _NUM = r"(\d+(?:[.,]\d+)?)"
-OPERATION = re.compile(_NUM + r"\s*(/|÷|\^|\*\*|-|−|:| divided by | over | to the power of | minus )\s*" + _NUM, re.I)
+_SYMBOLIC = r"/|÷|\^|\*\*|-|−"
+OPERATION = re.compile(_NUM + r"\s*(" + _SYMBOLIC + r"|:| divided by | over | to the power of | minus )\s*" + _NUM, re.I)
 # The same with a single-letter variable on either side: "2^x" ≠ "x^2", "x/2" ≠ "2/x", "x - 1" ≠ "1 - x"
 _OPERAND = r"(\d+(?:[.,]\d+)?|(?<![^\W\d_])[a-z](?![^\W\d_]))"
-VARIABLE_OPERATION = re.compile(_OPERAND + r"\s*(/|÷|\^|\*\*|-|−)\s*" + _OPERAND, re.I)
+VARIABLE_OPERATION = re.compile(_OPERAND + r"\s*(" + _SYMBOLIC + r")\s*" + _OPERAND, re.I)
 # A range runs one way: counting "from 1 to 10" is not "from 10 down to 1"
 RANGE = re.compile(_NUM + r"\s+(?:(?:down|up|back)\s+)?(?:to|through|thru|until|till)\s+" + _NUM, re.I)
 OPERATOR = {"/": "div", "÷": "div", "divided by": "div", "over": "div", "^": "pow", "**": "pow",

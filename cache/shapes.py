@@ -50,7 +50,7 @@ from cache import lexicon as lx
 from cache import synonyms
 from cache.facts import MANNERS, Facts
 from cache.intents import _PARTICIPLE, which_roles_of
-from cache.wording import canonical, phrased_tokens
+from cache.wording import CODE_SPAN, canonical, phrased_tokens
 
 _ARTICLES = frozenset({"the", "a", "an"})
 # a question opens with a question word or an auxiliary; keyword queries and requests have no order to keep
@@ -128,6 +128,11 @@ class Shape:
     symbols: frozenset[str]  # operators written alone: "**", "-=", "?.", "$?" (the tokenizer drops them)
     causal: tuple[str, str] | None  # (cause, effect) around "cause": "insomnia causes depression"
     passives: tuple[tuple[str, str, str], ...]  # (verb lemma, agent, patient) of "X is V-ed by Y": (v, Y, X)
+    names_asked: bool  # the names of things: "the names of …", "Name …", "List …"
+    count_asked: bool  # how many there are: "number of …", "How many …"
+    superlative: bool  # writes one: "tallest", "most", "best"
+    measure_asked: bool  # "How tall / long / far …": a measure, not a count ("how many", "how much")
+    measure_written: bool  # a word that asks how big something is: "how *tall*", "… *height*", "elevation"
     tokens: tuple[str, ...]  # the raw tokens, and their canonical forms (read again only when needed)
     canon: tuple[str, ...]
     words: frozenset[str]  # every token as written (lower case)
@@ -214,7 +219,8 @@ _PROSE_MARKS = frozenset("- – — , . : ; ... & / ( ) ' \" ` ?! !?".split())
 _QUOTES = "`'\"“”‘’"
 _STANDALONE_SYMBOLS = re.compile(rf"(?:^|\s)[{_QUOTES}]?([^\w\s{_QUOTES}]{{1,3}})[{_QUOTES}]?(?=\s|$)")
 _DIGIT = re.compile(r"\d")
-_CODE_SPAN = re.compile(r"`([^`]+)`")
+# words that ask how big something is ("how *tall*", "… *height*"), as written
+_MEASURE_WORDS = frozenset(lx.HOW_ADJECTIVES | lx.QUANTITY_NOUNS | {"elevation", "altitude", "measure", "measures"})
 
 
 def _symbols(text: str) -> frozenset[str]:
@@ -223,7 +229,7 @@ def _symbols(text: str) -> frozenset[str]:
     if _DIGIT.search(text):
         return frozenset()  # arithmetic ("7 × 8", "2 ** 10") is the numbers check's
     found = {run for run in _STANDALONE_SYMBOLS.findall(text) if run not in _PROSE_MARKS}
-    for span in _CODE_SPAN.findall(text):  # inside code a "/" or "-" is an operator: "`a / b`" ≠ "`a // b`"
+    for span in CODE_SPAN.findall(text):  # inside code a "/" or "-" is an operator: "`a / b`" ≠ "`a // b`"
         found.update(_STANDALONE_SYMBOLS.findall(span))
     return frozenset(found)
 
@@ -369,6 +375,7 @@ def shape_of(text: str) -> Shape:
     bare = {w.rstrip("s") for w in words if len(w) > 5}
     which_subject, which_object = which_roles_of(raw, raw_canon)
     tense, after_wh = _tense(raw) if raw else (None, False)
+    words_as_written = frozenset(raw)
     return Shape(
         question=(bool(raw) and raw[0] in _QUESTION_OPENINGS) or _asks_in_a_later_sentence(text),
         reorders=bool(_POSSESSIVE.search(text)),
@@ -400,9 +407,15 @@ def shape_of(text: str) -> Shape:
         symbols=_symbols(text),
         causal=_causal(raw, raw_canon),
         passives=_around(tuple(raw), tuple(raw_canon), passive=True),
+        names_asked="names" in words_as_written or raw[:1] in (["name"], ["list"]),
+        count_asked=any(t == "number" and n == "of" for t, n in zip(raw, raw[1:])) or raw[:2] == ["how", "many"],
+        superlative=bool(words_as_written & lx.SUPERLATIVES),
+        measure_asked=any(t == "how" and n in lx.HOW_ADJECTIVES and n not in ("many", "much")
+                          for t, n in zip(raw, raw[1:])),
+        measure_written=bool(words_as_written & _MEASURE_WORDS),
         tokens=tuple(raw),
         canon=tuple(raw_canon),
-        words=frozenset(raw),
+        words=words_as_written,
     )
 
 

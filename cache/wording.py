@@ -210,13 +210,13 @@ def quoted_spans(text: str) -> tuple[str, ...]:
     return tuple(sorted("".join(span) for span in _quoted(text)))
 
 
-_CODE = re.compile(r"`+([^`]+)`+")
+CODE_SPAN = re.compile(r"`+([^`]+)`+")  # code between backticks (one or more on each side)
 
 
 def code_spans(text: str) -> tuple[str, ...]:
     """Each code span (between backticks) as written, spaces collapsed: code is taken literally
     ("`typeof typeof null`" is not "`typeof null`", "`range(10, 1, -2)`" not "`range(1, 10, 2)`")."""
-    return tuple(sorted({" ".join(m.group(1).split()) for m in _CODE.finditer(text)} - {""}))
+    return tuple(sorted({" ".join(m.group(1).split()) for m in CODE_SPAN.finditer(text)} - {""}))
 
 
 @lru_cache(maxsize=65536)
