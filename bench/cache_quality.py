@@ -13,8 +13,9 @@ A harder variant ("rotated") stores the first paraphrase instead of the question
 Splits (cache/data/README.md): dev (the guard was designed on it), heldout (never tuned on), probe_a (an
 adversarial set written against the guard; stop 20's checks were designed on its failures), probe_b
 (adversarial, written after those checks and not tuned on), probe_c (adversarial; stop 21's second half
-was designed on it), probe_d to probe_i (written by hands that read no code; each measured once
-before any change it prompted).
+was designed on it), probe_d to probe_j (written by hands that read no code; each measured once
+before any change it prompted). Then the context pairs (cache/data/pairs_context.txt): questions that open
+with context about the asker against cached questions without it, some of whose answers the context changes.
 
     python bench/cache_quality.py [--plot bench/results/cache_quality.png] [--cross-encoder PATH]
 
@@ -37,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cache import cross_encoder, guard  # noqa: E402
 from cache.encoder import Encoder  # noqa: E402
-from cache.evalset import SPLITS, load_groups  # noqa: E402
+from cache.evalset import SPLITS, load_groups, load_pairs  # noqa: E402
 from cache.service import CacheService  # noqa: E402
 from cache.stores.memory import MemoryStore  # noqa: E402
 from policies.schema import CachePolicy  # noqa: E402
@@ -89,6 +90,37 @@ async def evaluate(encoder: Encoder, split: str, thresholds: list[float], verify
                      "precision": right / hits if hits else 1.0, "paraphrases": para, "near_misses": near})
     await service.aclose()
     return rows
+
+
+async def context_pairs(encoder: Encoder, vectors: dict[str, np.ndarray]) -> list[str]:
+    """cache/data/pairs_context.txt through the service at the shipped default and threshold-only: every
+    cached question stored, each question with context looked up. SAME pairs should be answered with
+    their own entry; a DIFF pair answered with any entry is a wrong answer."""
+    pairs = load_pairs()
+    lines = []
+    for verify in (True, False):
+        service = CacheService(MemoryStore(), encoder)
+        await service.start()
+        policy = CachePolicy(threshold=SHIPPED.threshold, verify=verify)
+        ids = {}
+        for _, _, cached in pairs:
+            if cached not in ids:
+                ids[cached] = await service.store("bench", policy, "chat", body(cached), vectors[cached], "answer",
+                                                  "stop", {}, "m")
+        same = served_same = diff = served_diff = 0
+        for label, query, cached in pairs:
+            look = await service.lookup("bench", policy, "chat", body(query), vectors[query])
+            if label == "SAME":
+                same += 1
+                served_same += look.hit is not None and look.hit.entry_id == ids[cached]
+            else:
+                diff += 1
+                served_diff += look.hit is not None
+        await service.aclose()
+        what = "shipped default" if verify else "threshold only"
+        lines.append(f"context pairs, {what} (threshold {SHIPPED.threshold}): SAME served {served_same}/{same} "
+                     f"({served_same / same:.1%}), DIFF served {served_diff}/{diff} ({served_diff / diff:.1%})")
+    return lines
 
 
 def verifier_latency(vectors: dict[str, np.ndarray]) -> list[str]:
@@ -193,7 +225,8 @@ async def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     encoder = Encoder.load()
     texts = sorted({t for s in SPLITS for g in load_groups(s)
-                    for t in [g.query, *g.paraphrases, *(x for _, x in g.near_misses)]})
+                    for t in [g.query, *g.paraphrases, *(x for _, x in g.near_misses)]}
+                   | {t for _, query, cached in load_pairs() for t in (query, cached)})
     vectors = dict(zip(texts, encoder.embed_many(texts)))
     runs = [(s, v, False, THRESHOLDS, False) for s in SPLITS for v in (False, True)]
     runs += [(s, True, True, [SHIPPED.threshold], False) for s in SPLITS]
@@ -232,6 +265,8 @@ async def main() -> None:
     if not cross_encoder.MODEL_PATH.exists():
         print(f"(no cross-encoder model at {cross_encoder.MODEL_PATH}: train one with "
               f"`python -m cache.train_cross_encoder`; the learned rows use the trees)")
+    for line in await context_pairs(encoder, vectors):
+        print(line)
     for line in verifier_latency(vectors):
         print(line)
     if args.plot:

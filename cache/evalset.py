@@ -1,6 +1,6 @@
 """Loader for the hand-written groups in `cache/data/` (format in cache/data/README.md): the `dev` and
-`heldout` evaluation splits, the probes (`probe_a` … `probe_i`: adversarial ones, and ones written by
-hands that read no code), and the `train` split (every file in `cache/data/train/`) that the learned
+`heldout` evaluation splits, the probes (`probe_a` … `probe_j`: adversarial ones, and ones written by
+hands that read no code), the context pairs, and the `train` split (every file in `cache/data/train/`) that the learned
 verifier is fitted on."""
 
 from __future__ import annotations
@@ -18,8 +18,11 @@ SPLITS = {"dev": DATA_DIR / "groups_dev.txt", "heldout": DATA_DIR / "groups_held
           "probe_f": DATA_DIR / "groups_probe_f.txt",
           "probe_g": DATA_DIR / "groups_probe_g.txt",
           "probe_h": DATA_DIR / "groups_probe_h.txt",
-          "probe_i": DATA_DIR / "groups_probe_i.txt"}
+          "probe_i": DATA_DIR / "groups_probe_i.txt",
+          "probe_j": DATA_DIR / "groups_probe_j.txt"}
 TRAIN_DIR = DATA_DIR / "train"
+# a question that opens with context about the asker, against a cached one without (label, query, cached)
+CONTEXT_PAIRS = DATA_DIR / "pairs_context.txt"
 
 
 @dataclass
@@ -58,6 +61,19 @@ def load_file(path: Path, split: str) -> list[Group]:
         else:
             raise ValueError(f"{path}:{number}: expected 'Q:', '=' or '!': {raw!r}")
     return groups
+
+
+def load_pairs(path: Path = CONTEXT_PAIRS) -> list[tuple[str, str, str]]:
+    """(label, query, cached) per line: SAME when the cached answer is right for the query, DIFF when not."""
+    pairs = []
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not raw.strip() or raw.startswith("#"):
+            continue
+        label, query, cached = raw.split("\t")
+        if label not in ("SAME", "DIFF"):
+            raise ValueError(f"{path}:{number}: label must be SAME or DIFF: {label!r}")
+        pairs.append((label, query, cached))
+    return pairs
 
 
 def texts_of(groups: list[Group]) -> list[str]:

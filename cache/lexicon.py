@@ -487,6 +487,9 @@ best man, fast food, fast fashion, main course, use case, milky way
 # the same words: "heart rate" = "pulse", "rich in" = "high in", "how far away" = "how far"
 PHRASES.update({("heart", "rate"): ("heart_rate",), ("rich", "in"): ("high", "in"), ("far", "away"): ("far",),
                 ("how", "far", "away"): PHRASES[("how", "far")]})
+# "wi-fi" = "wifi"; "the diff between" is the difference; "high definition" (HD) asks for no definition
+PHRASES.update({("wi", "fi"): ("wifi",), ("diff", "between"): ("difference", "between"),
+                ("high", "definition"): ("hd",), ("standard", "definition"): ("sd",)})
 # rounding up or down is its own operation (Excel's ROUNDUP, ROUNDDOWN), not rounding
 PHRASES.update({(verb, way): ("round" + way,) for verb in ("round", "rounds", "rounding", "rounded")
                 for way in ("up", "down")})

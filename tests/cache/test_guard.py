@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cache.evalset import load_groups
+from cache.evalset import load_groups, load_pairs
 from cache.facts import analyse
 from cache.guard import verify, verify_rules
 
@@ -261,6 +261,13 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("what does m // n return in python", "What does `m / n` return in Python?", "terms"),  # "/" read in code
     ("How do I print the numbers from 100 down to 1 in Bash?", "How do I print the numbers from 1 to 100 in Bash?",
      "numbers"),
+    # stop 24: chat spellings keep what they say — a contraction typed without its apostrophe negates,
+    # "10k" is a number, "-u" is an option and not "you", "were" is not "we're"
+    ("why doesnt my phone charge", "Why does my phone charge so slowly?", "negation"),
+    ("calories burned walking 5k steps", "How many calories does walking 10,000 steps burn?", "numbers"),
+    ("What does git stash -u do?", "What does git stash do?", "terms"),
+    ("Where were the Olympics held?", "Where are the Olympics going to be held?", "question"),
+    ("What is 9:15 pm in 24-hour time?", "9.45pm in 24 hour clock", "numbers"),
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -415,6 +422,15 @@ SERVED = [
     ("Give me a few tips for better sleep.", "Give me some tips for better sleep."),
     ("Can every bird fly?", "Are all birds able to fly?"),
     ("What is 7 * 8?", "What is 7 × 8?"),
+    # stop 24: chat spellings read as what they stand for
+    ("whats the diff between a tuple and a list?", "What is the difference between a tuple and a list?"),
+    ("How many calories does walking 10,000 steps burn?", "calories burned walking 10k steps"),
+    ("How many miles is a 10K run?", "A 10 km race is how many miles?"),
+    ("change wifi password", "How do I change my Wi-Fi password?"),
+    ("can u put a wool sweater in the dryer", "Can you put a wool sweater in the dryer?"),
+    ("whos the writer of pride and prejudice", "Who is the writer of Pride and Prejudice?"),
+    ("What is 9:45 pm in 24-hour time?", "9.45pm in 24 hour clock"),
+    ("why humans cant see uv light", "Why can't we see ultraviolet light?"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
@@ -530,6 +546,17 @@ def test_the_rules_refuse_probe_c():
     para = [(p, g.query) for g in groups for p in g.paraphrases]
     assert sum(not verify_rules(q, c).ok for q, c in near) / len(near) >= 0.84
     assert sum(verify_rules(q, c).ok for q, c in para) / len(para) >= 0.48
+
+
+def test_context_that_changes_the_answer_is_never_served_across():
+    """cache/data/pairs_context.txt: a question that opens with context about the asker ("I'm pregnant. Is
+    it safe to eat sushi?") against a cached one without it. The context's words stay terms: forgiving
+    them when the question sentence repeats the cached question was measured (stop 24) and served 45 of
+    the 48 pairs whose context changes the answer."""
+    pairs = load_pairs()
+    diff = [(q, c) for label, q, c in pairs if label == "DIFF"]
+    assert len(diff) >= 40
+    assert not [(q, c) for q, c in diff if verify_rules(q, c).ok or verify_rules(c, q).ok]
 
 
 @pytest.mark.parametrize(("text", "numbers", "ordinals"), NUMBERS)
