@@ -213,7 +213,14 @@ CANONICAL: dict[str, str] = {
     "chinese": "chinese", "china": "china", "italian": "italian", "italy": "italy",
     "spanish": "spanish", "spain": "spain", "mexican": "mexico", "brazilian": "brazil",
     "indian": "india", "russian": "russian", "russia": "russia", "african": "africa", "european": "europe",
-    "asian": "asia", "lunar": "moon", "solar": "sun", "earthly": "earth", "planet's": "planet",
+    "asian": "asia",
+    # peoples whose adjective names no language ("Swiss", not "Dutch" or "Japanese": those stay languages)
+    "swiss": "switzerland", "irish": "ireland", "scottish": "scotland", "belgian": "belgium",
+    "argentinian": "argentina", "argentine": "argentina", "chilean": "chile", "peruvian": "peru",
+    "colombian": "colombia", "egyptian": "egypt", "nigerian": "nigeria", "kenyan": "kenya", "israeli": "israel",
+    "iraqi": "iraq", "pakistani": "pakistan", "malaysian": "malaysia", "singaporean": "singapore",
+    "cuban": "cuba", "jamaican": "jamaica", "moroccan": "morocco",
+    "lunar": "moon", "solar": "sun", "earthly": "earth", "planet's": "planet",
     # everyday synonyms and spellings
     "colour": "color", "colours": "color", "grey": "gray", "tyre": "tire", "mould": "mold",
     "aluminium": "aluminum", "favourite": "favorite", "organise": "organize", "realise": "realize",

@@ -138,18 +138,22 @@ def _thousands(match: re.Match) -> str:
 
 
 # chat spellings read as what they stand for: a contraction typed without its apostrophe ("doesnt" is a
-# negation, "whos" is "who"), "u"/"ur", "w/o", "thru"; "10k" is 10 thousand ("10k steps", "$200k"), but a
-# 10 km race before "run"/"race" or a conversion to miles; "9.45pm" is the time 9:45 pm
+# negation, "whos" is "who is"), "u"/"ur" (not the option "-u"), "w/o", "thru"; "10k" is 10 thousand
+# ("10k steps", "$200k"), but a 10 km race before "run"/"race" or a conversion to miles; "9.45pm" is 9:45 pm
 _CASUAL = tuple((re.compile(pattern, flags), replacement) for pattern, replacement, flags in (
     (r"\b(do|does|did|is|are|was|were|should|would|could|has|have|had|must|need)nt\b", r"\1 not", re.I),
     (r"\bcant\b", "can not", re.I), (r"\bdont\b", "do not", re.I), (r"\bwont\b", "will not", re.I),
     (r"\b(who|what|where|when|how|that|there)s\b", r"\1 is", re.I), (r"\b(they|you)re\b", r"\1", re.I),
     (r"\b(i|you|we|they)ve\b", r"\1", re.I), (r"\b[Ii]m\b", "i", 0),
-    (r"(?<![-\w])u\b(?!-)", "you", 0), (r"(?<![-\w])ur\b(?!-)", "your", 0), (r"\bw/o\b", " without ", re.I), (r"\bthru\b", "through", re.I),
+    (r"(?<![-\w])u\b(?!-)", "you", 0), (r"(?<![-\w])ur\b(?!-)", "your", 0),
+    (r"\bw/o\b", " without ", re.I), (r"\bthru\b", "through", re.I),
     (r"\b(\d+(?:\.\d+)?)k\b(?=\s*(?:runs?|races?|to miles|in miles)\b)", r"\1 km", re.I),
     (r"\b(?!401k\b)(\d+(?:\.\d+)?)k\b", _thousands, re.I),
     (r"\b(\d{1,2})\.(\d{2})\s*([ap])\.?m\b\.?", r"\1:\2 \3m", re.I),
 ))
+
+_ANY_CASUAL = re.compile(  # most texts hold none of them: one search decides
+    "|".join(f"(?i:{p.pattern})" if p.flags & re.I else p.pattern for p, _ in _CASUAL))
 
 
 def tokenize(text: str) -> list[str]:
@@ -170,8 +174,9 @@ def tokenize(text: str) -> list[str]:
     text = re.sub(r"\bwon't\b", "will not", text, flags=re.I)
     text = re.sub(r"n't\b", " not", text, flags=re.I)
     text = re.sub(r"'(s|ll|re|ve|d|m)\b", " ", text, flags=re.I)
-    for pattern, replacement in _CASUAL:
-        text = pattern.sub(replacement, text)
+    if _ANY_CASUAL.search(text):
+        for pattern, replacement in _CASUAL:
+            text = pattern.sub(replacement, text)
     tokens = [t.lower() for t in _TOKEN.findall(text)]
     merged: list[str] = []
     for t in tokens:  # "°" + "c" → "°c"

@@ -431,6 +431,7 @@ SERVED = [
     ("whos the writer of pride and prejudice", "Who is the writer of Pride and Prejudice?"),
     ("What is 9:45 pm in 24-hour time?", "9.45pm in 24 hour clock"),
     ("why humans cant see uv light", "Why can't we see ultraviolet light?"),
+    ("swiss currency", "What currency is used in Switzerland?"),  # a people's adjective that names no language
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
