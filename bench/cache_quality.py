@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import sys
 from pathlib import Path
 
 import numpy as np
+import structlog
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -223,6 +225,8 @@ async def main() -> None:
     if args.cross_encoder:
         cross_encoder.MODEL_PATH = Path(args.cross_encoder).resolve()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # the tables, not an info line for each of the ~60 services the runs start
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     encoder = Encoder.load()
     texts = sorted({t for s in SPLITS for g in load_groups(s)
                     for t in [g.query, *g.paraphrases, *(x for _, x in g.near_misses)]}
