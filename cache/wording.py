@@ -174,9 +174,16 @@ def tokenize(text: str) -> list[str]:
     text = re.sub(r"\bwon't\b", "will not", text, flags=re.I)
     text = re.sub(r"n't\b", " not", text, flags=re.I)
     text = re.sub(r"'(s|ll|re|ve|d|m)\b", " ", text, flags=re.I)
-    if _ANY_CASUAL.search(text):
+    tokens = _split(text)
+    # only in English: French "dont" and German "im" are words of their own
+    if _ANY_CASUAL.search(text) and language_of(tokens, text) in (None, "en"):
         for pattern, replacement in _CASUAL:
             text = pattern.sub(replacement, text)
+        tokens = _split(text)
+    return tokens
+
+
+def _split(text: str) -> list[str]:
     tokens = [t.lower() for t in _TOKEN.findall(text)]
     merged: list[str] = []
     for t in tokens:  # "°" + "c" → "°c"

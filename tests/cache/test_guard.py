@@ -549,6 +549,13 @@ def test_the_rules_refuse_probe_c():
     assert sum(verify_rules(q, c).ok for q, c in para) / len(para) >= 0.48
 
 
+def test_chat_spellings_are_read_only_in_english():
+    """"doesnt" negates and "im" is "I'm" in English chat; French "dont" and German "im" are words."""
+    assert analyse("why doesnt my phone charge").negated
+    assert not analyse("Quel est le livre dont tu parles ?").negated
+    assert analyse("Was kostet ein Bier im Restaurant?").language == "de"
+
+
 def test_context_that_changes_the_answer_is_never_served_across():
     """cache/data/pairs_context.txt: a question that opens with context about the asker ("I'm pregnant. Is
     it safe to eat sushi?") against a cached one without it. The context's words stay terms: forgiving
