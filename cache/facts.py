@@ -125,9 +125,21 @@ _ORDER_WORDS = frozenset({"to", "into", "over", "onto", "than"})
 def _named_scaffold(tokens: list[str], canon: list[str]) -> set[str]:
     """Phrasing words that name a thing where an order word points at them: "merge my feature branch into
     *main*" is the reverse of "merge *main* into my feature branch"."""
-    return {c for i, (t, c) in enumerate(zip(tokens, canon))
-            if (t in lx.SCAFFOLD or c in lx.SCAFFOLD) and t not in lx.FUNCTION
-            and (tokens[i - 1:i] in (["into"], ["onto"]) or tokens[i + 1:i + 2] in (["into"], ["onto"]))}
+    named = {c for i, (t, c) in enumerate(zip(tokens, canon))
+             if (t in lx.SCAFFOLD or c in lx.SCAFFOLD) and t not in lx.FUNCTION
+             and (tokens[i - 1:i] in (["into"], ["onto"]) or tokens[i + 1:i + 2] in (["into"], ["onto"]))}
+    # "list" is a thing, not the verb, on either side of a conversion: "list to array", "array to a list"
+    # (not "how to list files")
+    for i, t in enumerate(tokens):
+        if t not in ("list", "lists"):
+            continue
+        before = tokens[max(0, i - 3):i]
+        if tokens[i + 1:i + 2] in (["to"], ["into"]) or (
+                before[-2:-1] in (["to"], ["into"]) and before[-1:] in (["a"], ["the"])) or (
+                before[-1:] in (["to"], ["into"]) and len(before) >= 2
+                and before[-2] not in lx.FUNCTION and before[-2] not in lx.SCAFFOLD):
+            named.add(canon[i])
+    return named
 
 
 def _ordered_pairs(canon: list[str], content: set[str]) -> set[tuple[str, str]]:

@@ -22,7 +22,10 @@ _DIGITS = re.compile(r"^\d+(?:[.,]\d+)*$")
 _MAX_PHRASE = max(len(k) for k in lx.PHRASES)
 # A superscript is a power: "x²" reads as "x^2" here and in `numerals.expression_operators`.
 SUPERSCRIPT_POWERS = {"²": "^2", "³": "^3"}
-_SPELLINGS = str.maketrans({"’": "'", "‘": "'", **SUPERSCRIPT_POWERS})
+# an arrow between two things is "to" ("celsius → fahrenheit")
+_SPELLINGS = str.maketrans({"’": "'", "‘": "'", "→": " to ", **SUPERSCRIPT_POWERS})
+# Rust's borrowed string slice is its own type: "&str" is not "String"
+_STR_SLICE = re.compile(r"&\s*(?:'\w+\s+)?(?:mut\s+)?str\b")
 
 
 def _script(text: str) -> str | None:
@@ -158,6 +161,8 @@ _ANY_CASUAL = re.compile(  # most texts hold none of them: one search decides
 
 def tokenize(text: str) -> list[str]:
     text = text.translate(_SPELLINGS)
+    if "&" in text:
+        text = _STR_SLICE.sub(" str slice ", text)
     for symbol, words in _CALCULUS:
         text = symbol.sub(words, text)
     text = _US.sub(" USA ", text)

@@ -268,6 +268,10 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("What does git stash -u do?", "What does git stash do?", "terms"),
     ("Where were the Olympics held?", "Where are the Olympics going to be held?", "question"),
     ("What is 9:15 pm in 24-hour time?", "9.45pm in 24 hour clock", "numbers"),
+    # probe K: an arrow is "to"; Rust's "&str" is its own type; "list" is a thing on either side of "to"
+    ("how to convert fahrenheit to celsius", "celsius → fahrenheit conversion, how to calculate", "direction"),
+    ("Rust: how to convert a &str to a String", "Rust: how to convert a String to &str", "direction"),
+    ("java list to array of strings", "Java: how to convert a String[] array to a List<String>", "direction"),
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -432,6 +436,8 @@ SERVED = [
     ("What is 9:45 pm in 24-hour time?", "9.45pm in 24 hour clock"),
     ("why humans cant see uv light", "Why can't we see ultraviolet light?"),
     ("swiss currency", "What currency is used in Switzerland?"),  # a people's adjective that names no language
+    ("rust String to str slice", "Rust: how to convert a String to &str"),
+    ("how to list files in a directory in bash", "list files in a directory bash"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
