@@ -1,7 +1,7 @@
 """Loader for the hand-written groups in `cache/data/` (format in cache/data/README.md): the `dev` and
 `heldout` evaluation splits, the probes (`probe_a` … `probe_k`: adversarial ones, and ones written by
-hands that read no code), the context pairs, and the `train` split (every file in `cache/data/train/`) that the learned
-verifier is fitted on."""
+hands that read no code), the context pairs, and the `train` split (every file in `cache/data/train/`)
+that the learned verifier is fitted on."""
 
 from __future__ import annotations
 
