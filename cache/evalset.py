@@ -1,5 +1,5 @@
 """Loader for the hand-written groups in `cache/data/` (format in cache/data/README.md): the `dev` and
-`heldout` evaluation splits, the probes (`probe_a` … `probe_k`: adversarial ones, and ones written by
+`heldout` evaluation splits, the probes (`probe_a` … `probe_l`: adversarial ones, and ones written by
 hands that read no code), the context pairs, and the `train` split (every file in `cache/data/train/`)
 that the learned verifier is fitted on."""
 
@@ -20,7 +20,8 @@ SPLITS = {"dev": DATA_DIR / "groups_dev.txt", "heldout": DATA_DIR / "groups_held
           "probe_h": DATA_DIR / "groups_probe_h.txt",
           "probe_i": DATA_DIR / "groups_probe_i.txt",
           "probe_j": DATA_DIR / "groups_probe_j.txt",
-          "probe_k": DATA_DIR / "groups_probe_k.txt"}
+          "probe_k": DATA_DIR / "groups_probe_k.txt",
+          "probe_l": DATA_DIR / "groups_probe_l.txt"}
 TRAIN_DIR = DATA_DIR / "train"
 # a question that opens with context about the asker, against a cached one without (label, query, cached)
 CONTEXT_PAIRS = DATA_DIR / "pairs_context.txt"

@@ -15,7 +15,7 @@ from cache.intents import acts_of, forms_of, intent_of, roles_of, self_role
 from cache.numerals import (OPERATION, OPERATOR, RANGE, VARIABLE_OPERATION, expression_operators, function_calls,
                             read_numbers, trailing_zero_decimals)
 from cache.wording import (QUANTITY_NOUNS, canonical, code_spans, language_of, light_stem, named_words,
-                           parse_number, phrased_tokens, quoted_spans, quoted_words, said_words)
+                           parse_number, phrased_tokens, quoted_spans, quoted_words, said_words, year_spans_read)
 
 QUESTION_TYPES = {"who": "person", "whom": "person", "when": "time", "where": "place", "why": "reason",
                   "cause": "reason", "how_many": "quantity"}
@@ -411,6 +411,7 @@ def analyse(text: str) -> Facts:
     content = terms | light
     forms, mentioned_forms = forms_of(raw)
     subject_of, object_of = roles_of(raw, canon)
+    math = year_spans_read(text)  # "2024/25" is a tax year, not a division
     return Facts(
         words=frozenset(canon) | frozenset(tokens) | extra_words,
         agent_asked=agent_noun and not ({"who", "whom", "whose"} & set(tokens)),
@@ -446,9 +447,9 @@ def analyse(text: str) -> Facts:
         # spelling, rhymes, syllables and translation do not ("necessarily" ≠ "necessary", "lit" ≠ "light")
         quoted=() if intent in ("definition", "overview") or _MEANING_WORDS & set(raw) else quoted_spans(text),
         operations=frozenset((OPERATOR[m.group(2).strip().lower()], m.group(1).lower(), m.group(3).lower())
-                             for pattern in (OPERATION, VARIABLE_OPERATION) for m in pattern.finditer(text))
-        | frozenset(("range", m.group(1), m.group(2)) for m in RANGE.finditer(text)) | divisions,
-        operators=expression_operators(text),
+                             for pattern in (OPERATION, VARIABLE_OPERATION) for m in pattern.finditer(math))
+        | frozenset(("range", m.group(1), m.group(2)) for m in RANGE.finditer(math)) | divisions,
+        operators=expression_operators(math),
         calls=function_calls(text),
         code=code_spans(text),
         decimals=trailing_zero_decimals(text),

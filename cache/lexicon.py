@@ -113,7 +113,7 @@ POLES: list[tuple[str, str]] = [
     ("internal", "external"), ("vertical", "horizontal"), ("sunrise", "sunset"), ("entry", "exit"),
     # function words too (the pole check reads every token): "days since" ≠ "days until", "are all
     # snakes venomous" ≠ "are any"
-    ("since", "until"), ("all", "any"), ("every", "any"),
+    ("since", "until"), ("since", "before"), ("after", "until"), ("all", "any"), ("every", "any"),
     # kin: WordNet's verb senses ("to father", "to mother" = beget) make these synonyms
     ("mother", "father"), ("mom", "dad"), ("mum", "dad"), ("son", "daughter"), ("brother", "sister"),
     ("husband", "wife"), ("boy", "girl"), ("king", "queen"), ("aunt", "uncle"), ("niece", "nephew"),

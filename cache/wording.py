@@ -153,14 +153,37 @@ _CASUAL = tuple((re.compile(pattern, flags), replacement) for pattern, replaceme
     (r"\b(\d+(?:\.\d+)?)k\b(?=\s*(?:runs?|races?|to miles|in miles)\b)", r"\1 km", re.I),
     (r"\b(?!401k\b)(\d+(?:\.\d+)?)k\b", _thousands, re.I),
     (r"\b(\d{1,2})\.(\d{2})\s*([ap])\.?m\b\.?", r"\1:\2 \3m", re.I),
+    (r"\b(\d{1,3})\s*y/?o\b", r"\1 year old", re.I),  # "my 8yo", "8 y/o"
 ))
 
 _ANY_CASUAL = re.compile(  # most texts hold none of them: one search decides
     "|".join(f"(?i:{p.pattern})" if p.flags & re.I else p.pattern for p, _ in _CASUAL))
 
 
+def _year_span(match: re.Match) -> str:
+    first, second = int(match.group(1)), match.group(2)
+    if int(second[-2:]) != (first + 1) % 100:
+        return match.group(0)  # not one year to the next: an expression or a range
+    return f"{first} {(first + 1) % 100:02d}"
+
+
+# a (tax or school) year written as a span is one period however it is written: "2024/25" = "2024-25" =
+# "2024/2025"; "from April 2024" is "since April 2024", the opposite of "before April 2024"
+_YEAR_SPAN = re.compile(r"\b((?:19|20)\d{2})\s*[-/–]\s*((?:19|20)?\d{2})\b")
+_FROM_DATE = re.compile(r"\bfrom(?=\s+(?:\d{1,2}(?:st|nd|rd|th)?\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+                        r"[a-z]*\.?\s+(?:\d{1,2}(?:st|nd|rd|th)?,?\s+)?(?:19|20)\d{2}\b)", re.I)
+
+
+def year_spans_read(text: str) -> str:
+    """The text with each year span written as two numbers ("2024/25" → "2024 25"): no division, no
+    subtraction for the expression readings."""
+    return _YEAR_SPAN.sub(_year_span, text) if ("20" in text or "19" in text) else text
+
+
 def tokenize(text: str) -> list[str]:
     text = text.translate(_SPELLINGS)
+    if "20" in text or "19" in text:
+        text = _FROM_DATE.sub("since", year_spans_read(text))
     if "&" in text:
         text = _STR_SLICE.sub(" str slice ", text)
     for symbol, words in _CALCULUS:

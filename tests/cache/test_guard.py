@@ -272,6 +272,10 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("how to convert fahrenheit to celsius", "celsius → fahrenheit conversion, how to calculate", "direction"),
     ("Rust: how to convert a &str to a String", "Rust: how to convert a String to &str", "direction"),
     ("java list to array of strings", "Java: how to convert a String[] array to a List<String>", "direction"),
+    # probe L: "from April 2024" is since then, the opposite of before
+    ("At what income did the High Income Child Benefit Charge start before April 2024?",
+     "At what income does the High Income Child Benefit Charge start from April 2024?", "poles"),
+    ("90 days from jan 15 2024", "What date is 90 days before January 15, 2024?", "poles"),
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -438,6 +442,9 @@ SERVED = [
     ("swiss currency", "What currency is used in Switzerland?"),  # a people's adjective that names no language
     ("rust String to str slice", "Rust: how to convert a String to &str"),
     ("how to list files in a directory in bash", "list files in a directory bash"),
+    ("aspirin for 8yo with fever ok?", "can I give aspirin to my 8 year old for a fever"),
+    ("UK personal allowance 2024-25", "UK personal allowance 2024/25"),  # a tax year, not an expression
+    ("ISA allowance 2024/2025", "ISA allowance for 2024-25"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
