@@ -119,7 +119,8 @@ def _directions(canon: list[str]) -> tuple[set[str], set[str]]:
     return sources, targets
 
 
-_ORDER_WORDS = frozenset({"to", "into", "over", "onto", "than"})
+# "after"/"before" too: "a drink after breastfeeding" is the reverse of "breastfeed after a drink"
+_ORDER_WORDS = frozenset({"to", "into", "over", "onto", "than", "after", "befor"})
 
 
 def _named_scaffold(tokens: list[str], canon: list[str]) -> set[str]:

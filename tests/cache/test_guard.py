@@ -276,6 +276,9 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("At what income did the High Income Child Benefit Charge start before April 2024?",
      "At what income does the High Income Child Benefit Charge start from April 2024?", "poles"),
     ("90 days from jan 15 2024", "What date is 90 days before January 15, 2024?", "poles"),
+    # what comes after what ("breastfeeding" and "breastfeed" stem apart: matched as the terms check does)
+    ("how long should I wait to have a drink after breastfeeding",
+     "how long should I wait to breastfeed after one drink", "direction"),
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -445,6 +448,8 @@ SERVED = [
     ("aspirin for 8yo with fever ok?", "can I give aspirin to my 8 year old for a fever"),
     ("UK personal allowance 2024-25", "UK personal allowance 2024/25"),  # a tax year, not an expression
     ("ISA allowance 2024/2025", "ISA allowance for 2024-25"),
+    ("What should I eat after a run?", "what to eat after running"),
+    ("Should I stretch before or after running?", "stretch after or before a run?"),  # alternatives, no order
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
