@@ -120,7 +120,7 @@ def _directions(canon: list[str]) -> tuple[set[str], set[str]]:
 
 
 # "after"/"before" too: "a drink after breastfeeding" is the reverse of "breastfeed after a drink"
-_ORDER_WORDS = frozenset({"to", "into", "over", "onto", "than", "after", "befor"})
+_ORDER_WORDS = frozenset({"to", "into", "over", "onto", "than", canonical("after"), canonical("before")})
 
 
 def _named_scaffold(tokens: list[str], canon: list[str]) -> set[str]:
@@ -134,7 +134,7 @@ def _named_scaffold(tokens: list[str], canon: list[str]) -> set[str]:
     for i, t in enumerate(tokens):
         if t not in ("list", "lists"):
             continue
-        before = tokens[max(0, i - 3):i]
+        before = tokens[max(0, i - 2):i]
         if tokens[i + 1:i + 2] in (["to"], ["into"]) or (
                 before[-2:-1] in (["to"], ["into"]) and before[-1:] in (["a"], ["the"])) or (
                 before[-1:] in (["to"], ["into"]) and len(before) >= 2
