@@ -22,7 +22,7 @@ QUESTION_TYPES = {"who": "person", "whom": "person", "when": "time", "where": "p
 _UNIT_WORDS = frozenset("""
 mile kilometer meter centimeter millimeter inch foot yard pound ounce kilogram gram milligram liter
 milliliter gallon cup teaspoon tablespoon calorie celsius fahrenheit kelvin dollar euro yen franc yuan rupee
-mile_per_hour kilometer_per_hour light_year light_second hour minute second day week month year stick
+mile_per_hour kilometer_per_hour meter_per_second light_year light_second hour minute second day week month year stick
 acre hectare quart pint stone ton tonne byte kilobyte megabyte gigabyte terabyte kilobit megabit gigabit
 joule watt kilowatt kilowatt_hour horsepower btu radian carat barrel bushel furlong fathom knot decade
 century millennium millisecond microsecond nanosecond bitcoin satoshi penny
@@ -54,13 +54,17 @@ class Facts:
     numbers: tuple[float, ...]
     percents: tuple[float, ...]
     ordinals: tuple[int, ...]
+    counted: frozenset[tuple[str, float]]  # what a number counts, the word after it: "for 4 people" → ("people", 4)
+    clocks: tuple[str, ...]  # times of day on the 24-hour clock, as `wording.tokenize` writes them ("clock2145")
     negated: bool
     poles: frozenset[str]
     question: frozenset[str]
+    stage_asked: str | None  # "age" (how old, at what age) or "when" of what is done (`_stage_asked`)
     sources: frozenset[str]
     targets: frozenset[str]
     ordered: frozenset[tuple[str, str]]
     ends: tuple[frozenset[str], frozenset[str]]  # (origins, destinations): "from X", "to Y"
+    clock_places: frozenset[str]  # where a time of day is told: "9am in London", "3pm GMT" (`_clock_places`)
     language: str | None
     intent: str | None  # the kind of answer the wording asks for (`intent_of`)
     acts: frozenset[str]  # what a request asks to do to a thing: create, read, count, delete, change (`acts_of`)
@@ -241,10 +245,12 @@ AMOUNT_CONFLICTS = frozenset(map(frozenset, (("count", "measure"), ("count", "co
 
 
 def _amount(raw: list[str]) -> str | None:
-    """What a how-much question measures: "count" (how many episodes), "measure" (how long, how many
-    minutes or pages), "cost" (how much … cost/price/pay) or "amount" (any other how much)."""
+    """What a how-much question measures: "count" (how many episodes, the number of episodes), "measure"
+    (how long, how many minutes or pages), "cost" (how much … cost/price/pay) or "amount" (any other how much)."""
     for i, (word, nxt) in enumerate(zip(raw, raw[1:])):
-        if word != "how" or nxt not in ("many", "much", "long"):
+        if (word, nxt) == ("number", "of"):
+            nxt = "many"  # "number of questions" is how many questions
+        elif word != "how" or nxt not in ("many", "much", "long"):
             continue
         units = {canonical(w) for w in raw[i + 2:i + 4]}  # "how many (fluid) ounces"
         if nxt == "long" or (nxt == "many" and units & _MEASURE_UNITS):
@@ -270,6 +276,38 @@ def _ends(canon: list[str], content: set[str]) -> tuple[frozenset[str], frozense
             if following:
                 (origins if tok == "from" else destinations).add(following[0])
     return frozenset(origins), frozenset(destinations)
+
+
+_CLOCK_TOKEN = re.compile(r"^clock\d{4}$")
+
+
+_TIME_ZONES = frozenset("utc gmt bst cet cest eet wet est edt cst cdt mst mdt pst pdt akst hst ist jst kst aest aedt "
+                        "nzst nzdt".split())
+_CALENDAR_WORDS = frozenset("monday tuesday wednesday thursday friday saturday sunday today tomorrow tonight yesterday "
+                            "january february march april maymonth june july august september october november "
+                            "december".split())
+
+
+def _clock_places(tokens: list[str], canon: list[str], content: set[str], text: str) -> frozenset[str]:
+    """The place or zone a time of day is told in, the term right after it when it names one (a word written
+    capitalised, a time zone, or one followed by "time"): "9am in London", "9am London time", "3pm GMT".
+    The other place named is where it is asked for ("If it's 9am in London, what time is it in New York?"
+    ≠ "If it's 9am in New York, … in London?"); "at 9am tomorrow" names no place."""
+    places = set()
+    capitalised = None
+    for i, tok in enumerate(canon):
+        if _CLOCK_TOKEN.match(tok):
+            at = next((j for j in range(i + 1, min(i + 4, len(canon))) if canon[j] not in ("in", "at", "the")), None)
+            if at is None or canon[at] not in content:
+                continue
+            if capitalised is None:
+                capitalised = {w.lower() for w in re.findall(r"\b[A-Z]\w*", text)}
+            word = canon[at]
+            if tokens[at] in _CALENDAR_WORDS:
+                continue  # "9am Tuesday" says when, not where
+            if word in _TIME_ZONES or tokens[at + 1:at + 2] == ["time"] or word in capitalised or "_" in word:
+                places.add(word)
+    return frozenset(places)
 
 
 _NOT_A_NAME = frozenset(canonical(w) for w in "capital inner host port home big small major large old new".split())
@@ -331,6 +369,21 @@ def _percent_asks(text: str) -> str:
     return "rest" if _PERCENT_OFF.search(text) else "part"
 
 
+_GENERIC_WHEN = frozenset("should can could may must need needs supposed allowed safe ok okay recommended".split())
+_PAST = frozenset("did was were had".split())
+
+
+def _stage_asked(raw: list[str]) -> str | None:
+    """A "when" asked of what should, can or may be done is asked in an age as well: "When should babies
+    start solid food?" = "At what age should babies start solids?". Not in the past, where a date and an
+    age are two answers ("When did Mozart die?" ≠ "How old was Mozart when he died?")."""
+    if any(raw[i:i + 2] in (["how", "old"], ["what", "age"], ["which", "age"]) for i in range(len(raw) - 1)):
+        return "age"
+    if "when" in raw and _GENERIC_WHEN & set(raw) and not _PAST & set(raw):
+        return "when"
+    return None
+
+
 @lru_cache(maxsize=65536)
 def analyse(text: str) -> Facts:
     raw_tuple, phrased = phrased_tokens(text)
@@ -339,6 +392,11 @@ def analyse(text: str) -> Facts:
     foreign = lx.LANGUAGE_STOPWORDS.get(language, frozenset()) if language not in (None, "en") else frozenset()
     tokens = list(phrased)
     values, ordinals, used, number_ends, divisions = read_numbers(tokens)
+    clocks = []
+    for i, tok in enumerate(tokens):
+        if _CLOCK_TOKEN.match(tok):  # a time of day: compared as one number, never as a term
+            clocks.append(tok)
+            used[i] = True
     # what each percent sign belongs to ("15% of 80" ≠ "what percent of 80 is 15"); "as a percentage" alone, none
     percents = tuple(sorted(number_ends[i - 1] for i, tok in enumerate(tokens)
                             if tok == "percent" and i - 1 in number_ends))
@@ -428,15 +486,21 @@ def analyse(text: str) -> Facts:
         percents=percents,
         percent_asks=_percent_asks(text) if percents else None,
         ordinals=tuple(sorted(ordinals)),
+        clocks=tuple(sorted(clocks)),
+        counted=frozenset((canon[i + 1], value) for i, value in number_ends.items()  # not a fraction's parts
+                          if i + 1 < len(canon) and (canon[i + 1] in terms or canon[i + 1] in light)
+                          and value.is_integer() and not (i > 0 and used[i - 1])),
         negated=negations % 2 == 1,
         poles=frozenset(c for i, c in enumerate(canon)
                         if c in POLE_OF and not (c == "all" and canon[i - 1:i] == ["at"])),  # "at all" is no "all"
         question=question,
+        stage_asked=_stage_asked(raw),
         sources=frozenset(sources),
         targets=frozenset(targets),
         ordered=frozenset(_ordered_pairs(canon, content | _named_scaffold(tokens, canon))
                           | _substitutions(tokens, canon, content)),
         ends=_ends(canon, content),
+        clock_places=_clock_places(tokens, canon, content, text),
         language=language,
         intent=intent,
         acts=acts_of(raw),

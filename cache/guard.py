@@ -54,6 +54,7 @@ text pins down, once per text). Word lists are in `cache.lexicon`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -172,7 +173,7 @@ def clear_text_caches() -> None:
     from cache.verifier_model import WordVectors
 
     for cached in (phrased_tokens, analyse, shape_of, surface, synonyms._senses, _synonym_candidates, _compounds,
-                   _names, shapes._around):
+                   _names, shapes._around, _asker_context):
         cached.cache_clear()
     WordVectors.forget_texts()
 
@@ -187,6 +188,7 @@ def prepare(text: str, *, learned: bool = True) -> None:
     _synonym_candidates(text)
     _compounds(text)
     _names(text)
+    _asker_context(text)
     model = learned_model() if learned else None
     if model is not None and hasattr(model, "prepare"):
         model.prepare(text)
@@ -299,6 +301,48 @@ def _in_words_of(pairs: frozenset[tuple[str, str]], other: frozenset[tuple[str, 
     return frozenset((as_other(left), as_other(right)) for left, right in pairs)
 
 
+# The asker's context: who asks (family, school, work), for what (homework, a test in a subject) and how
+# they feel about it; a question about the asker's own situation names other things (pregnant, a country,
+# an age, a drug), which stay terms
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?:;])\s+|\s+[—–-]+\s+")
+_BACK_REFERENCES = frozenset("he she him her his hers they them their theirs".split())
+_ASKER_CONTEXT = frozenset(canonical(w) for w in """
+son sons daughter daughters kid kids child children boy girl brother sister mom mum dad father mother parent
+parents wife husband partner boyfriend girlfriend friend friends buddy mate cousin cousins grandma grandpa
+aunt uncle niece nephew teenager teen student pupil classmate teacher tutor professor boss colleague
+coworker roommate neighbor neighbour family
+homework assignment worksheet test exam quiz revision revising revise studying study course lesson class
+ask asked asking wonder wondering confused stuck forget forgot remember curious argue arguing argument debate
+bet settle help helping check learn learning trying try tomorrow tonight today yesterday week weekend always
+again keep lol
+history chemistry biology physics maths math science economics geography english gcse sat act ap bio
+""".split())
+
+
+@lru_cache(maxsize=65536)
+def _asker_context(text: str) -> frozenset[str]:
+    """Terms written only in the sentences before the question that say who asks and why ("My son has a
+    test tomorrow. When did WW1 start?", "My daughter's chemistry homework: …"): they change no answer.
+    None when the question itself points back to someone in them ("My son is 8. Can I give him aspirin?")."""
+    sentences = [s for s in _SENTENCE_BREAK.split(text.strip()) if s]
+    asking = max((i for i, s in enumerate(sentences) if "?" in s), default=len(sentences) - 1)
+    if asking == 0:
+        return frozenset()
+    question = tokenize(sentences[asking])
+    if _BACK_REFERENCES & set(question):
+        return frozenset()
+    asked = {canonical(t) for t in question}
+    before = {canonical(t) for s in sentences[:asking] for t in tokenize(s)}
+    return frozenset((before - asked) & _ASKER_CONTEXT)
+
+
+def _beyond_context(unmatched: list[str], text: str) -> list[str]:
+    if not unmatched:
+        return unmatched
+    context = _asker_context(text)
+    return [t for t in unmatched if t not in context] if context else unmatched
+
+
 def verify_rules(query: str, cached: str) -> Verdict:
     """The lexical rules alone (the guard before the learned stage; kept for comparison and tests)."""
     a, b = analyse(query), analyse(cached)
@@ -312,6 +356,18 @@ def verify_rules(query: str, cached: str) -> Verdict:
         return Verdict(False, "numbers", f"percent of {list(a.percents)} vs {list(b.percents)}")
     if a.percent_asks != b.percent_asks and a.percents:  # "15% of 80" ≠ "80 is 15% of what?" ≠ "80 with 15% off"
         return Verdict(False, "numbers", f"the {a.percent_asks} vs the {b.percent_asks} of a percentage")
+    # the same thing counted with other numbers: "serves 6 … for 4 people" ≠ "serves 4 … for 6 people" (one
+    # number in common is a rewording: "15 vs 30 year mortgage" = "a 15-year and a 30-year mortgage")
+    counted_a: dict[str, set[float]] = {}
+    counted_b: dict[str, set[float]] = {}
+    for counted, facts in ((counted_a, a), (counted_b, b)):
+        for word, value in facts.counted:
+            counted.setdefault(word, set()).add(value)
+    for word in counted_a.keys() & counted_b.keys():
+        if not counted_a[word] & counted_b[word]:
+            return Verdict(False, "numbers", f"{sorted(counted_a[word])} vs {sorted(counted_b[word])} {word}")
+    if a.clocks != b.clocks:  # "9:30am" ≠ "9am", "21:45" ≠ "21:00"
+        return Verdict(False, "numbers", f"times {list(a.clocks)} vs {list(b.clocks)}")
     if a.ordinals != b.ordinals:
         return Verdict(False, "numbers", f"ordinals {list(a.ordinals)} vs {list(b.ordinals)}")
     for x, y in ((a, b), (b, a)):  # both ways round: the guard refuses a pair whichever side is cached
@@ -343,7 +399,8 @@ def verify_rules(query: str, cached: str) -> Verdict:
             order_a, order_b = _pole_order(query, word, opposite), _pole_order(cached, word, opposite)
             if order_a is not None and order_b is not None and order_a != order_b:
                 return Verdict(False, "poles", f"{word} … {opposite} vs {opposite} … {word}")
-    if a.question and b.question and not (a.question & b.question):
+    if a.question and b.question and not (a.question & b.question) \
+            and {a.stage_asked, b.stage_asked} != {"age", "when"}:
         return Verdict(False, "question", f"{sorted(a.question)} vs {sorted(b.question)}")
     if frozenset((a.intent, b.intent)) in INTENT_CONFLICTS:
         return Verdict(False, "intent", f"{a.intent} vs {b.intent}")
@@ -400,6 +457,8 @@ def verify_rules(query: str, cached: str) -> Verdict:
     if (a_from and b_from and not (a_from & b_from) and a_from <= b.words and b_from <= a.words
             and not (CONTRAST & (a.words | b.words))):
         return Verdict(False, "direction", f"from {sorted(a_from)} vs from {sorted(b_from)}")
+    if a.clock_places and b.clock_places and not (a.clock_places & b.clock_places):
+        return Verdict(False, "direction", f"a time told in {sorted(a.clock_places)} vs {sorted(b.clock_places)}")
     b_ordered = _in_words_of(b.ordered, a.ordered)
     for left, right in a.ordered:
         if (right, left) in b_ordered and (left, right) not in b_ordered:
@@ -413,6 +472,9 @@ def verify_rules(query: str, cached: str) -> Verdict:
     if shaped:
         return Verdict(False, *shaped)
     missing, extra = unmatched_terms(query, cached)
+    missing, extra = _beyond_context(missing, query), _beyond_context(extra, cached)
+    if {a.stage_asked, b.stage_asked} == {"age", "when"}:  # the age asked is the when
+        missing, extra = [t for t in missing if t != "age"], [t for t in extra if t != "age"]
     if missing or extra:
         return Verdict(False, "terms", f"only in query {missing}, only in cached {extra}")
     a_light, b_light = _named_light(a, b), _named_light(b, a)

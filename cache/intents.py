@@ -19,6 +19,9 @@ _WH_INTENT = {"who": "person", "whom": "person", "whose": "person", "when": "tim
               "why": "reason", "whether": "yesno"}
 _DESCRIBE = frozenset("describe explain define".split())
 _TELL = _DESCRIBE | {"tell"}
+_SIGNIFY = frozenset("indicate indicates signify signifies".split())
+_JUDGED = frozenset("considered deemed regarded".split())
+_LEVELS = frozenset("low high normal dangerous safe fast slow".split())
 # "Australia's capital" (an attribute of something, not a definition); not "what's", "it's", "there's"
 _POSSESSIVE = re.compile(r"\b(?!(?:what|that|it|there|here|who|where|how|let|he|she)['’]s\b)\w+['’]s\b", re.I)
 _PARTICIPLE = re.compile(r"^(?:\w+ed|" + "|".join(sorted(lx.IRREGULAR_PARTICIPLES)) + ")$")
@@ -43,8 +46,9 @@ _CONFLICTS = {
     "how-did": {"person", "time", "place", "quantity", "definition", "yesno"},
     "overview": {"person", "time", "place", "reason", "quantity"},
 }
-_REMEDY_OPENINGS = frozenset({("should", "i", "do"), ("can", "i", "do"), ("do", "i", "do"), ("should", "you", "do"),
-                              ("do", "you", "do"), ("can", "you", "do"), ("helps", "with"), ("helps",), ("cures",)})
+_REMEDY_OPENINGS = frozenset({("to", "do"), ("should", "i", "do"), ("can", "i", "do"), ("do", "i", "do"),
+                              ("should", "you", "do"), ("do", "you", "do"), ("can", "you", "do"),
+                              ("helps", "with"), ("helps",), ("cures",)})
 # "howto" is a manner ("How do I calculate EBITDA?") that also differs from a reason: "How do I treat a
 # migraine?" is not "What causes migraines?" (as "How do earthquakes happen?" is "Why do they happen?")
 for _others in _CONFLICTS.values():
@@ -186,6 +190,8 @@ def intent_of(raw: list[str], text: str) -> str | None:
     if first in ("what", "which"):
         if "mean" in words or "meaning" in words:
             return "definition"
+        if words[1:2] in (["do"], ["does"]) and (words[-2:-1] == ["tell"] or words[-1] in _SIGNIFY):
+            return "definition"  # "What does standard deviation tell you?" asks what it means, not how to compute it
         if words[-1] == "about" and len(words) > 3:
             return "topic"  # "What is One Hundred Years of Solitude about?" is not "Who wrote it?"
         if words[-2:] == ["look", "like"]:
@@ -198,6 +204,10 @@ def intent_of(raw: list[str], text: str) -> str | None:
             return "reason"  # "What causes inflation?" is "Why does inflation happen?", not "What is inflation?"
         if len(words) > 3 and words[1] in ("do", "does") and words[-1] == "do":
             return "function"  # "What does the liver do?" is not "Where is the liver?"
+        judged = next((i for i, w in enumerate(words) if w in _JUDGED), None)
+        verdict = [w for w in words[judged + 1:judged + 5] if w not in ("a", "an", "to", "be")][:1] if judged else []
+        if verdict and (verdict[0] in lx.NORM_WORDS or verdict[0] in _LEVELS):
+            return "norm"  # "What is considered a good credit score?", "What blood sugar is considered low?"
         if (not prefixed and len(words) > 2 and words[1] not in _BE and words[1] not in lx.FUNCTION
                 and not _measures(words[1])):
             return "which"  # "Which islands make up Japan?" names them; "How many islands…" counts them

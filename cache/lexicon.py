@@ -44,6 +44,7 @@ thing things something anything stuff kind
 question answer info information detail details explanation definition meaning mean means
 quickest
 actually currently today's
+considered deemed regarded
 main mainly primarily chiefly properly correctly
 expect check see view look lookup find_out
 write writing code snippet syntax command commands
@@ -101,7 +102,7 @@ POLES: list[tuple[str, str]] = [
     ("connect", "disconnect"), ("install", "uninstall"), ("subscribe", "unsubscribe"),
     ("follow", "unfollow"), ("mute", "unmute"), ("include", "exclude"), ("accept", "reject"),
     ("allow", "deny"), ("true", "false"), ("positive", "negative"), ("plus", "minus"),
-    ("multiply", "divide"), ("inhale", "exhale"), ("arrive", "depart"), ("import", "export"),
+    ("multiply", "divide"), ("inhale", "exhale"), ("arrive", "depart"), ("arrive", "leave"), ("import", "export"),
     ("credit", "debit"), ("borrow", "lend"), ("give", "take"), ("send", "receive"),
     ("input", "output"), ("maximum", "minimum"), ("higher", "lower"), ("more", "less"),
     ("larger", "smaller"), ("faster", "slower"), ("cheaper", "dearer"), ("large", "small"),
@@ -189,7 +190,7 @@ CANONICAL: dict[str, str] = {
     "secs": "second", "wk": "week", "mo": "month",
     # units (a "c"/"f" after a number or in "c to f" is handled by the guard)
     "km": "kilometer", "kms": "kilometer", "kilometre": "kilometer", "kilometer": "kilometer",
-    "mi": "mile", "metre": "meter", "m": "meter", "cm": "centimeter", "centimetre": "centimeter",
+    "hz": "hertz", "mi": "mile", "metre": "meter", "m": "meter", "cm": "centimeter", "centimetre": "centimeter",
     "mm": "millimeter", "millimetre": "millimeter", "ft": "foot", "feet": "foot", "yd": "yard",
     "inches": "inch", "lb": "pound", "lbs": "pound", "oz": "ounce", "kg": "kilogram", "kilo": "kilogram",
     "kgs": "kilogram", "g": "gram", "gr": "gram", "mg": "milligram", "l": "liter", "litre": "liter",
@@ -496,7 +497,15 @@ PHRASES.update({("heart", "rate"): ("heart_rate",), ("rich", "in"): ("high", "in
                 ("how", "far", "away"): PHRASES[("how", "far")]})
 # "wi-fi" = "wifi"; "the diff between" is the difference; "high definition" (HD) asks for no definition
 PHRASES.update({("wi", "fi"): ("wifi",), ("diff", "between"): ("difference", "between"),
-                ("high", "definition"): ("hd",), ("standard", "definition"): ("sd",)})
+                ("high", "definition"): ("hd",), ("standard", "definition"): ("sd",),
+                ("first", "aid"): ("first_aid",)})  # care, not an ordinal
+# a common compound's formula names it ("moles in 36 g of H2O" = "… of water")
+PHRASES.update({(formula,): tuple(name.split()) for formula, name in (
+    ("h2o", "water"), ("co2", "carbon dioxide"), ("nacl", "sodium chloride"), ("h2so4", "sulfuric acid"),
+    ("hcl", "hydrochloric acid"), ("nh3", "ammonia"), ("ch4", "methane"), ("c6h12o6", "glucose"),
+    ("naoh", "sodium hydroxide"), ("caco3", "calcium carbonate"), ("h2o2", "hydrogen peroxide"))})
+# a speed in metres per second is one unit however it is written ("m/s" is read as these words)
+PHRASES.update({(meter, "per", "second"): ("meter_per_second",) for meter in ("meter", "meters", "metre", "metres")})
 # rounding up or down is its own operation (Excel's ROUNDUP, ROUNDDOWN), not rounding
 PHRASES.update({(verb, way): ("round" + way,) for verb in ("round", "rounds", "rounding", "rounded")
                 for way in ("up", "down")})

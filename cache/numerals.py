@@ -110,6 +110,19 @@ def read_numbers(tokens: list[str]) -> tuple[list[float], list[int], list[bool],
             numerator = parse_number(before)  # "2 thirds"
         else:
             numerator = 1 if tok in lx.FRACTIONS else None  # "half", "quarter" alone
+        if denominator and numerator and not plural and before in ("a", "an") and i >= 3 \
+                and tokens[i - 2] == "and" and (i - 3 in ends or tokens[i - 4:i - 3] in (["a"], ["an"], ["one"])
+                                                or tokens[i - 3] == "time"):
+            # "two and a half" is 2.5, as "an hour and a half", "a year and a half", "time and a half" are 1.5
+            whole = ends.pop(i - 3, None)
+            if whole is None:
+                whole = 1.0
+            elif values and values[-1] == whole:
+                values.pop()  # the whole number was read already
+            used[i] = used[i - 1] = used[i - 2] = True
+            values.append(whole + 1 / denominator)
+            ends[i] = whole + 1 / denominator
+            continue
         if denominator and numerator:
             if plural and not in_words and values and values[-1] == numerator:
                 values.pop()  # "2 thirds": the numerator was read as a number already
@@ -159,7 +172,7 @@ def read_numbers(tokens: list[str]) -> tuple[list[float], list[int], list[bool],
                 values.append(number)
                 ends[i] = number
                 used[i] = True
-            elif tok in lx.ORDINALS and not (tok == "second" and i > 0 and parse_number(tokens[i - 1])) \
+            elif tok in lx.ORDINALS and not (tok == "second" and (before == "per" or i > 0 and parse_number(before))) \
                     and not (tok == "first" and before == "at"):  # "than it did at first" counts nothing
                 ordinals.append(lx.ORDINALS[tok])
                 used[i] = True

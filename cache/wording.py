@@ -26,6 +26,38 @@ SUPERSCRIPT_POWERS = {"²": "^2", "³": "^3"}
 _SPELLINGS = str.maketrans({"’": "'", "‘": "'", "→": " to ", **SUPERSCRIPT_POWERS})
 # Rust's borrowed string slice is its own type: "&str" is not "String"
 _STR_SLICE = re.compile(r"&\s*(?:'\w+\s+)?(?:mut\s+)?str\b")
+# a time of day is one token however it is typed, on the 24-hour clock: "9am" = "9 a.m." = "9:00 AM" = "09:00"
+# → "clock0900", "9.45pm" = "21:45" → "clock2145" (a bare "9:45" is read as written). A day written as
+# 24 hours is one day ("max dose in 24 hours" = "per day"), and the 24-hour clock is military time;
+# "24-hour pharmacy" keeps its number
+def _clock(match: re.Match) -> str:
+    hour, minute = int(match.group(1)), int(match.group(2) or 0)
+    half = match.group(3).lower() if match.re.groups == 3 else ""
+    if half:
+        hour = hour % 12 + (12 if half == "p" else 0)
+    return f" clock{hour:02d}{minute:02d} "
+
+
+_CLOCK = tuple((re.compile(pattern, re.I), replacement) for pattern, replacement in (
+    (r"\b(1[0-2]|0?\d)(?:[:.]([0-5]\d))?\s*([ap])\.?\s?m\b\.?", _clock),
+    (r"(?<![\d:.])\b([01]?\d|2[0-3]):([0-5]\d)\b(?![:.]?\d)", _clock),
+    (r"\b24[- ]?(?:hours?|hrs?|h)[- ](?:clock|time|format|notation)\b", "military time"),
+    (r"\b24[- ]?(?:hours|hrs)\b|\b24[- ]?(?:hour|hr|h) period\b", "one day"),
+))
+# a minus sign written before a number makes it negative ("-100°F", "2 to the power of -10"), not a dash
+# between two things ("x - 1", "5-10 days")
+_NEGATIVE = re.compile(r"(?:(?<=^)|(?<=[\s(\[,=]))[-−](?=\d)")
+# a mixed number is one number: "2 1/2 cups" = "2.5 cups" = "two and a half cups"
+_MIXED_NUMBER = re.compile(r"\b(\d+)\s+([1-9])/([2-9]|1[0-6])\b(?!/)")
+
+
+def _mixed_number(match: re.Match) -> str:
+    whole, numerator, denominator = (int(g) for g in match.groups())
+    return f"{whole + numerator / denominator:g}" if numerator < denominator else match.group(0)
+
+
+_METERS_PER_SECOND = re.compile(r"(?<![\w/])m/s\b")
+_ANY_CLOCK = re.compile(r"\d\s*[ap]\.?\s?m\b|\d:\d\d|\b24[- ]?h", re.I)
 
 
 def _script(text: str) -> str | None:
@@ -142,7 +174,7 @@ def _thousands(match: re.Match) -> str:
 
 # chat spellings read as what they stand for: a contraction typed without its apostrophe ("doesnt" is a
 # negation, "whos" is "who is"), "u"/"ur" (not the option "-u"), "w/o", "thru"; "10k" is 10 thousand
-# ("10k steps", "$200k"), but a 10 km race before "run"/"race" or a conversion to miles; "9.45pm" is 9:45 pm
+# ("10k steps", "$200k"), but a 10 km race before "run"/"race" or a conversion to miles
 _CASUAL = tuple((re.compile(pattern, flags), replacement) for pattern, replacement, flags in (
     (r"\b(do|does|did|is|are|was|were|should|would|could|has|have|had|must|need)nt\b", r"\1 not", re.I),
     (r"\bcant\b", "can not", re.I), (r"\bdont\b", "do not", re.I), (r"\bwont\b", "will not", re.I),
@@ -152,7 +184,6 @@ _CASUAL = tuple((re.compile(pattern, flags), replacement) for pattern, replaceme
     (r"\bw/o\b", " without ", re.I), (r"\bthru\b", "through", re.I),
     (r"\b(\d+(?:\.\d+)?)k\b(?=\s*(?:runs?|races?|to miles|in miles)\b)", r"\1 km", re.I),
     (r"\b(?!401k\b)(\d+(?:\.\d+)?)k\b", _thousands, re.I),
-    (r"\b(\d{1,2})\.(\d{2})\s*([ap])\.?m\b\.?", r"\1:\2 \3m", re.I),
     (r"\b(\d{1,3})\s*y/?o\b", r"\1 year old", re.I),  # "my 8yo", "8 y/o"
 ))
 
@@ -186,6 +217,15 @@ def tokenize(text: str) -> list[str]:
         text = _FROM_DATE.sub("since", year_spans_read(text))
     if "&" in text:
         text = _STR_SLICE.sub(" str slice ", text)
+    if "/" in text:
+        text = _MIXED_NUMBER.sub(_mixed_number, text)
+    if "/s" in text:
+        text = _METERS_PER_SECOND.sub(" meters per second ", text)
+    if "-" in text or "−" in text:
+        text = _NEGATIVE.sub(" minus ", text)
+    if _ANY_CLOCK.search(text):
+        for pattern, replacement in _CLOCK:
+            text = pattern.sub(replacement, text)
     for symbol, words in _CALCULUS:
         text = symbol.sub(words, text)
     text = _US.sub(" USA ", text)

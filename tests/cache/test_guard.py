@@ -279,6 +279,37 @@ REFUSED = [  # (query, cached, the check that must refuse)
     # what comes after what ("breastfeeding" and "breastfeed" stem apart: matched as the terms check does)
     ("how long should I wait to have a drink after breastfeeding",
      "how long should I wait to breastfeed after one drink", "direction"),
+    # stop 25: what a sentence says it tells is its meaning, not how to compute it; "bike" is no motorcycle;
+    # "the number of questions" counts, "how long" measures; a judged level is a norm, what to do a how-to
+    ("What does standard deviation tell you?", "How do you calculate standard deviation?", "intent"),
+    ("motorcycle chain lube how to", "bike chain lube how to", "terms"),
+    ("How long is the SAT math section?", "number of questions sat math section", "intent"),
+    ("what blood sugar level is considered low", "what to do for low blood sugar", "intent"),
+    ("What is considered a good credit score?", "How does a credit score get calculated?", "intent"),
+    # a time of day, an hour and a half, a day: each one reading, so a different one differs
+    ("cron every weekday at 9pm", "What cron line runs a job at 9 AM every weekday?", "numbers"),
+    ("What time is 21:45 in 12-hour format?", "What time is 21:00 in 12-hour format?", "numbers"),
+    ("How many hours is 9pm to 5pm?", "hours between 9am and 5pm", "numbers"),
+    # where a time is told is its origin: the other place is where it is asked for
+    ("If it's 9am in London, what time is it in New York?", "If it's 9 am in New York, what time is it in London?",
+     "direction"),
+    ("What is 3pm GMT in EST?", "3 pm EST to GMT", "direction"),
+    ("What time is it in London when it's 9am in Tokyo?", "convert 9:00 London to Tokyo time", "direction"),
+    # a minus sign makes a number negative; the same thing counted with other numbers; arriving is not leaving
+    ("Convert -100°F to Celsius", "100°F to °C", "terms"),
+    ("What is 2 to the power of -10?", "What is 2 to the power of 10?", "terms"),
+    ("A recipe serves 6 and needs 300g of pasta. How much pasta for 4 people?",
+     "A recipe serves 4 and needs 300g of pasta. How much pasta for 6 people?", "numbers"),
+    ("When does the last train to Boston leave?", "When does the last train to Boston arrive?", "poles"),
+    ("cron every weekday at 10am", "cron expression for 9:00 monday to friday", "numbers"),
+    ("Is overtime paid at 2.5 times the regular rate?", "Is overtime paid at one and a half times the regular rate?",
+     "numbers"),
+    ("how much paracetamol can an adult take in 48 hours", "max paracetamol per day for an adult", "numbers"),
+    # the asker's context is forgiven only when the question does not point back into it, and only the
+    # words that say who asks and why: a condition (pregnant), an age or a drug stays
+    ("My son has a fever. Can I give him aspirin?", "Can I give aspirin for a fever?", "terms"),
+    ("I'm pregnant. What is the safe daily dose of caffeine?", "What is the safe daily dose of caffeine?", "terms"),
+    ("When did Mozart die?", "How old was Mozart when he died?", "terms"),  # a date and an age, in the past
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -450,6 +481,26 @@ SERVED = [
     ("ISA allowance 2024/2025", "ISA allowance for 2024-25"),
     ("What should I eat after a run?", "what to eat after running"),
     ("Should I stretch before or after running?", "stretch after or before a run?"),  # alternatives, no order
+    # stop 25: times of day, days, speeds, formulas and judgements read as one thing however written
+    ("cron schedule 9 am weekdays", "cron schedule weekdays at 9:00"),
+    ("cron every weekday at 9am", "cron every weekday at 9 a.m."),
+    ("What is 7 PM in military time?", "How do you write 7 p.m. in 24-hour format?"),
+    ("Tell me the number of seconds in 24 hours.", "How many seconds are in a day?"),
+    ("What is 9pm in 24-hour time?", "21:00 in military time"),
+    ("Two and a half cups of flour in grams", "convert 2 1/2 cups of flour to grams"),
+    ("integral of x^-1", "What is the integral of 1/x?"),  # a power's minus is the expression's, not a sign
+    ("What's the difference between a 15-year and a 30-year mortgage?", "15 vs 30 year mortgage"),
+    ("speed of sound in m/s", "speed of sound in meters per second"),
+    ("Is overtime paid at 1.5 times the regular rate?", "Is overtime paid at time and a half the regular rate?"),
+    ("two and a half cups of flour in grams", "2.5 cups of flour in grams"),
+    ("How many moles of H2O is 36 g?", "36 grams of water is how many moles"),
+    ("What FICO score is considered good?", "What is a good FICO score?"),
+    ("how old does my baby need to be before honey is ok", "when is it safe to give honey to an infant?"),
+    # the asker's context: who asks and for what ("my son", "homework", "a chemistry test") changes nothing
+    ("My daughter has a chemistry test tomorrow and she's stuck. How many protons does a carbon atom have?",
+     "How many protons are in a carbon atom?"),
+    ("My son is revising for his GCSE history. What year was the Battle of Hastings?",
+     "what year was the battle of hastings"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
@@ -466,6 +517,15 @@ NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a b
     ("a third of 90", (3.0, 90.0), ()),
     ("season 2 finale", (), (2,)),
     ("How do I round to 2 decimal places?", (2.0,), ()),
+    ("one and a half times the rate", (1.5,), ()),
+    ("an hour and a half", (1.5,), ()),
+    ("three and a half years", (3.5,), ()),
+    ("time-and-a-half for overtime", (1.5,), ()),
+    ("speed of light in meters per second", (), ()),  # a unit, not the second of something
+    ("the second largest city", (), (2,)),
+    ("first aid for burns", (), ()),  # care, not an ordinal
+    ("meet at 9:00 or at 9am", (), ()),  # times of day are `Facts.clocks`, not numbers
+    ("convert 2 1/2 cups of flour", (2.5,), ()),  # a mixed number
 ]
 
 INTENTS = [  # what the wording of a question asks for (`intents.intent_of`)
@@ -589,6 +649,16 @@ def test_context_that_changes_the_answer_is_never_served_across():
 def test_numbers_are_read_as_written(text, numbers, ordinals):
     facts = analyse(text)
     assert (facts.numbers, facts.ordinals) == (numbers, ordinals)
+
+
+@pytest.mark.parametrize(("text", "clocks"), [
+    ("at 9am", ("clock0900",)), ("at 9 a.m.", ("clock0900",)), ("at 9:00 AM", ("clock0900",)), ("at 09:00", ("clock0900",)),
+    ("at 9.45pm", ("clock2145",)), ("at 21:45", ("clock2145",)), ("at 12am", ("clock0000",)), ("at 12:30 pm", ("clock1230",)),
+    ("at 9:45", ("clock0945",)),  # no am or pm: read as written
+    ("a 16:9 screen", ()), ("10:30:15 elapsed", ()),  # a ratio, a duration: no time of day
+])
+def test_times_of_day_read_on_the_24_hour_clock(text, clocks):
+    assert analyse(text).clocks == clocks
 
 
 _ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
