@@ -23,7 +23,8 @@ SPLITS = {"dev": DATA_DIR / "groups_dev.txt", "heldout": DATA_DIR / "groups_held
           "probe_k": DATA_DIR / "groups_probe_k.txt",
           "probe_l": DATA_DIR / "groups_probe_l.txt",
           "probe_m": DATA_DIR / "groups_probe_m.txt",
-          "probe_n": DATA_DIR / "groups_probe_n.txt"}
+          "probe_n": DATA_DIR / "groups_probe_n.txt",
+          "probe_o": DATA_DIR / "groups_probe_o.txt"}
 TRAIN_DIR = DATA_DIR / "train"
 # a question that opens with context about the asker, against a cached one without (label, query, cached)
 CONTEXT_PAIRS = DATA_DIR / "pairs_context.txt"

@@ -15,7 +15,8 @@ from cache.intents import acts_of, forms_of, intent_of, roles_of, self_role
 from cache.numerals import (OPERATION, OPERATOR, RANGE, VARIABLE_OPERATION, expression_operators, function_calls,
                             read_numbers, trailing_zero_decimals)
 from cache.wording import (QUANTITY_NOUNS, canonical, code_spans, language_of, light_stem, named_words,
-                           parse_number, phrased_tokens, quoted_spans, quoted_words, said_words, year_spans_read)
+                           parse_number, phrased_tokens, quoted_spans, quoted_words, said_words, tokenize,
+                           year_spans_read)
 
 QUESTION_TYPES = {"who": "person", "whom": "person", "when": "time", "where": "place", "why": "reason",
                   "cause": "reason", "how_many": "quantity"}
@@ -362,11 +363,17 @@ _PERCENT_WHOLE = re.compile(r"(?:%|\bpercent)\s+of\s+what\b", re.I)
 _PERCENT_OFF = re.compile(r"(?:%|\bpercent)\s+(?:off|discount)\b", re.I)
 
 
+_PERCENT_SUM = re.compile(r"\b(?:total|including|plus)\b", re.I)
+
+
 def _percent_asks(text: str) -> str:
-    """"15% of 80" asks for the part, "80 is 15% of what?" for the whole, "80 with 15% off" for what is left."""
+    """"15% of 80" asks for the part, "80 is 15% of what?" for the whole, "80 with 15% off" for what is left,
+    "my total on a $64 bill with an 18% tip" for the sum."""
     if _PERCENT_WHOLE.search(text):
         return "whole"
-    return "rest" if _PERCENT_OFF.search(text) else "part"
+    if _PERCENT_OFF.search(text):
+        return "rest"
+    return "sum" if _PERCENT_SUM.search(text) else "part"
 
 
 _GENERIC_WHEN = frozenset("should can could may must need needs supposed allowed safe ok okay recommended".split())
@@ -382,6 +389,19 @@ def _stage_asked(raw: list[str]) -> str | None:
     if "when" in raw and _GENERIC_WHEN & set(raw) and not _PAST & set(raw):
         return "when"
     return None
+
+
+_FULL_STOP = re.compile(r"(?<=[.!?])\s+")
+
+
+def _asking_intent(text: str) -> str | None:
+    """The intent of the sentence that asks, after full sentences of context (not after a colon or a dash,
+    where the question leans on what came before: "Cleaning a cast iron skillet - what's the right method?")."""
+    sentences = [s for s in _FULL_STOP.split(text.strip()) if s]
+    if len(sentences) < 2:
+        return None
+    asking = max((i for i, s in enumerate(sentences) if "?" in s), default=len(sentences) - 1)
+    return intent_of(tokenize(sentences[asking]), sentences[asking]) if asking > 0 else None
 
 
 @lru_cache(maxsize=65536)
@@ -440,6 +460,8 @@ def analyse(text: str) -> Facts:
             terms.add(c)
     question = frozenset(QUESTION_TYPES[c] for c in canon if c in QUESTION_TYPES)
     intent = intent_of(raw, text)
+    if intent is None:  # context first: "Settling a bet. How tall is the tallest mountain?" asks in its second
+        intent = _asking_intent(text)
     amount = _amount(raw)
     # Words that narrow the question although the terms check would let one side add them
     extra_words: set[str] = set()

@@ -54,7 +54,6 @@ text pins down, once per text). Word lists are in `cache.lexicon`.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -63,7 +62,7 @@ from cache import shapes, synonyms
 from cache.facts import AMOUNT_CONFLICTS, CONTRAST, POLE_OF, TYPED, Facts, analyse
 from cache.intents import INTENT_CONFLICTS
 from cache.shapes import shape_of
-from cache.wording import WORD, canonical, names_valence, phrased_tokens, surface, tokenize
+from cache.wording import WORD, asking_sentence, canonical, names_valence, phrased_tokens, surface, tokenize
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,7 +303,6 @@ def _in_words_of(pairs: frozenset[tuple[str, str]], other: frozenset[tuple[str, 
 # The asker's context: who asks (family, school, work), for what (homework, a test in a subject) and how
 # they feel about it; a question about the asker's own situation names other things (pregnant, a country,
 # an age, a drug), which stay terms
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?:;])\s+|\s+[—–-]+\s+")
 _BACK_REFERENCES = frozenset("he she him her his hers they them their theirs".split())
 _ASKER_CONTEXT = frozenset(canonical(w) for w in """
 son sons daughter daughters kid kids child children boy girl brother sister mom mum dad father mother parent
@@ -324,8 +322,7 @@ def _asker_context(text: str) -> frozenset[str]:
     """Terms written only in the sentences before the question that say who asks and why ("My son has a
     test tomorrow. When did WW1 start?", "My daughter's chemistry homework: …"): they change no answer.
     None when the question itself points back to someone in them ("My son is 8. Can I give him aspirin?")."""
-    sentences = [s for s in _SENTENCE_BREAK.split(text.strip()) if s]
-    asking = max((i for i, s in enumerate(sentences) if "?" in s), default=len(sentences) - 1)
+    sentences, asking = asking_sentence(text)
     if asking == 0:
         return frozenset()
     question = tokenize(sentences[asking])

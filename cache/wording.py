@@ -27,19 +27,24 @@ _SPELLINGS = str.maketrans({"’": "'", "‘": "'", "→": " to ", **SUPERSCRIPT
 # Rust's borrowed string slice is its own type: "&str" is not "String"
 _STR_SLICE = re.compile(r"&\s*(?:'\w+\s+)?(?:mut\s+)?str\b")
 # a time of day is one token however it is typed, on the 24-hour clock: "9am" = "9 a.m." = "9:00 AM" = "09:00"
-# → "clock0900", "9.45pm" = "21:45" → "clock2145" (a bare "9:45" is read as written). A day written as
+# = "9 in the morning" → "clock0900", "9.45pm" = "21:45" → "clock2145" (a bare "9:45" is read as written). A day written as
 # 24 hours is one day ("max dose in 24 hours" = "per day"), and the 24-hour clock is military time;
 # "24-hour pharmacy" keeps its number
-def _clock(match: re.Match) -> str:
-    hour, minute = int(match.group(1)), int(match.group(2) or 0)
-    half = match.group(3).lower() if match.re.groups == 3 else ""
+def _clock_of(hour: int, minute: int, half: str) -> str:
     if half:
         hour = hour % 12 + (12 if half == "p" else 0)
     return f" clock{hour:02d}{minute:02d} "
 
 
+def _clock(match: re.Match) -> str:
+    half = match.group(3).lower() if match.re.groups == 3 else ""  # a bare "21:45" has no am or pm
+    return _clock_of(int(match.group(1)), int(match.group(2) or 0), half)
+
+
 _CLOCK = tuple((re.compile(pattern, re.I), replacement) for pattern, replacement in (
     (r"\b(1[0-2]|0?\d)(?:[:.]([0-5]\d))?\s*([ap])\.?\s?m\b\.?", _clock),
+    (r"\b(1[0-2]|0?\d)(?:[:.]([0-5]\d))? (?:o'clock )?(?:in the (morning)|in the (?:afternoon|evening)|at night)\b",
+     lambda m: _clock_of(int(m.group(1)), int(m.group(2) or 0), "a" if m.group(3) else "p")),
     (r"(?<![\d:.])\b([01]?\d|2[0-3]):([0-5]\d)\b(?![:.]?\d)", _clock),
     (r"\b24[- ]?(?:hours?|hrs?|h)[- ](?:clock|time|format|notation)\b", "military time"),
     (r"\b24[- ]?(?:hours|hrs)\b|\b24[- ]?(?:hour|hr|h) period\b", "one day"),
@@ -57,7 +62,7 @@ def _mixed_number(match: re.Match) -> str:
 
 
 _METERS_PER_SECOND = re.compile(r"(?<![\w/])m/s\b")
-_ANY_CLOCK = re.compile(r"\d\s*[ap]\.?\s?m\b|\d:\d\d|\b24[- ]?h", re.I)
+_ANY_CLOCK = re.compile(r"\d\s*[ap]\.?\s?m\b|\d:\d\d|\b24[- ]?h|\d (?:o'clock )?(?:in the|at night)", re.I)
 
 
 def _script(text: str) -> str | None:
@@ -249,6 +254,19 @@ def tokenize(text: str) -> list[str]:
             text = pattern.sub(replacement, text)
         tokens = _split(text)
     return tokens
+
+
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?:;])\s+|\s+[—–-]+\s+")
+
+
+@lru_cache(maxsize=65536)
+def asking_sentence(text: str) -> tuple[tuple[str, ...], int]:
+    """The text's sentences and the index of the one that asks: the last with a question mark, else the
+    last ("My son has a test tomorrow. When did WW1 start?" asks in its second)."""
+    sentences = tuple(s for s in _SENTENCE_BREAK.split(text.strip()) if s)
+    if not sentences:
+        return ("",), 0
+    return sentences, max((i for i, s in enumerate(sentences) if "?" in s), default=len(sentences) - 1)
 
 
 def _split(text: str) -> list[str]:

@@ -301,6 +301,11 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("A recipe serves 6 and needs 300g of pasta. How much pasta for 4 people?",
      "A recipe serves 4 and needs 300g of pasta. How much pasta for 6 people?", "numbers"),
     ("When does the last train to Boston leave?", "When does the last train to Boston arrive?", "poles"),
+    # probe O: the sentence that asks, after full sentences of context, says what is asked; a total is the sum
+    ("Settling a bet with my brother. How tall is the tallest mountain in the world?",
+     "Settling a bet with my brother. What's the tallest mountain in the world?", "intent"),
+    ("What's my total on a $64 restaurant bill with an 18% tip?", "How much should I tip on a $64 restaurant bill at 18%?",
+     "numbers"),
     ("cron every weekday at 10am", "cron expression for 9:00 monday to friday", "numbers"),
     ("Is overtime paid at 2.5 times the regular rate?", "Is overtime paid at one and a half times the regular rate?",
      "numbers"),
@@ -488,7 +493,8 @@ SERVED = [
     ("Tell me the number of seconds in 24 hours.", "How many seconds are in a day?"),
     ("What is 9pm in 24-hour time?", "21:00 in military time"),
     ("Two and a half cups of flour in grams", "convert 2 1/2 cups of flour to grams"),
-    ("integral of x^-1", "What is the integral of 1/x?"),  # a power's minus is the expression's, not a sign
+    ("integral of x^-1", "What is the integral of 1/x?"),
+    ("Cleaning a cast iron skillet - what's the right method?", "how to clean cast iron pan"),  # leans on the first part  # a power's minus is the expression's, not a sign
     ("What's the difference between a 15-year and a 30-year mortgage?", "15 vs 30 year mortgage"),
     ("speed of sound in m/s", "speed of sound in meters per second"),
     ("Is overtime paid at 1.5 times the regular rate?", "Is overtime paid at time and a half the regular rate?"),
@@ -655,6 +661,7 @@ def test_numbers_are_read_as_written(text, numbers, ordinals):
     ("at 9am", ("clock0900",)), ("at 9 a.m.", ("clock0900",)), ("at 9:00 AM", ("clock0900",)), ("at 09:00", ("clock0900",)),
     ("at 9.45pm", ("clock2145",)), ("at 21:45", ("clock2145",)), ("at 12am", ("clock0000",)), ("at 12:30 pm", ("clock1230",)),
     ("at 9:45", ("clock0945",)),  # no am or pm: read as written
+    ("9 in the morning", ("clock0900",)), ("at 9:30 in the evening", ("clock2130",)), ("10 at night", ("clock2200",)),
     ("a 16:9 screen", ()), ("10:30:15 elapsed", ()),  # a ratio, a duration: no time of day
 ])
 def test_times_of_day_read_on_the_24_hour_clock(text, clocks):
