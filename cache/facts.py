@@ -14,9 +14,9 @@ from cache import synonyms
 from cache.intents import acts_of, forms_of, intent_of, roles_of, self_role
 from cache.numerals import (OPERATION, OPERATOR, RANGE, VARIABLE_OPERATION, expression_operators, function_calls,
                             read_numbers, trailing_zero_decimals)
-from cache.wording import (QUANTITY_NOUNS, canonical, code_spans, language_of, light_stem, named_words,
-                           parse_number, phrased_tokens, quoted_spans, quoted_words, said_words, tokenize,
-                           year_spans_read)
+from cache.wording import (CLOCK_TOKEN, QUANTITY_NOUNS, asking_sentence, canonical, code_spans, language_of,
+                           light_stem, named_words, parse_number, phrased_tokens, quoted_spans, quoted_words,
+                           said_words, tokenize, year_spans_read)
 
 QUESTION_TYPES = {"who": "person", "whom": "person", "when": "time", "where": "place", "why": "reason",
                   "cause": "reason", "how_many": "quantity"}
@@ -279,9 +279,6 @@ def _ends(canon: list[str], content: set[str]) -> tuple[frozenset[str], frozense
     return frozenset(origins), frozenset(destinations)
 
 
-_CLOCK_TOKEN = re.compile(r"^clock\d{4}$")
-
-
 _TIME_ZONES = frozenset("utc gmt bst cet cest eet wet est edt cst cdt mst mdt pst pdt akst hst ist jst kst aest aedt "
                         "nzst nzdt".split())
 _CALENDAR_WORDS = frozenset("monday tuesday wednesday thursday friday saturday sunday today tomorrow tonight yesterday "
@@ -297,7 +294,7 @@ def _clock_places(tokens: list[str], canon: list[str], content: set[str], text: 
     places = set()
     capitalised = None
     for i, tok in enumerate(canon):
-        if _CLOCK_TOKEN.match(tok):
+        if CLOCK_TOKEN.match(tok):
             at = next((j for j in range(i + 1, min(i + 4, len(canon))) if canon[j] not in ("in", "at", "the")), None)
             if at is None or canon[at] not in content:
                 continue
@@ -391,16 +388,10 @@ def _stage_asked(raw: list[str]) -> str | None:
     return None
 
 
-_FULL_STOP = re.compile(r"(?<=[.!?])\s+")
-
-
 def _asking_intent(text: str) -> str | None:
     """The intent of the sentence that asks, after full sentences of context (not after a colon or a dash,
     where the question leans on what came before: "Cleaning a cast iron skillet - what's the right method?")."""
-    sentences = [s for s in _FULL_STOP.split(text.strip()) if s]
-    if len(sentences) < 2:
-        return None
-    asking = max((i for i, s in enumerate(sentences) if "?" in s), default=len(sentences) - 1)
+    sentences, asking = asking_sentence(text, full_stops_only=True)
     return intent_of(tokenize(sentences[asking]), sentences[asking]) if asking > 0 else None
 
 
@@ -414,7 +405,7 @@ def analyse(text: str) -> Facts:
     values, ordinals, used, number_ends, divisions = read_numbers(tokens)
     clocks = []
     for i, tok in enumerate(tokens):
-        if _CLOCK_TOKEN.match(tok):  # a time of day: compared as one number, never as a term
+        if CLOCK_TOKEN.match(tok):  # a time of day: compared as one number, never as a term
             clocks.append(tok)
             used[i] = True
     # what each percent sign belongs to ("15% of 80" ≠ "what percent of 80 is 15"); "as a percentage" alone, none

@@ -27,9 +27,12 @@ _SPELLINGS = str.maketrans({"’": "'", "‘": "'", "→": " to ", **SUPERSCRIPT
 # Rust's borrowed string slice is its own type: "&str" is not "String"
 _STR_SLICE = re.compile(r"&\s*(?:'\w+\s+)?(?:mut\s+)?str\b")
 # a time of day is one token however it is typed, on the 24-hour clock: "9am" = "9 a.m." = "9:00 AM" = "09:00"
-# = "9 in the morning" → "clock0900", "9.45pm" = "21:45" → "clock2145" (a bare "9:45" is read as written). A day written as
-# 24 hours is one day ("max dose in 24 hours" = "per day"), and the 24-hour clock is military time;
-# "24-hour pharmacy" keeps its number
+# = "9 in the morning" → "clock0900", "9.45pm" = "21:45" → "clock2145" (a bare "9:45" is read as written).
+# A day written as 24 hours is one day ("max dose in 24 hours" = "per day"), and the 24-hour clock is
+# military time; "24-hour pharmacy" keeps its number
+CLOCK_TOKEN = re.compile(r"^clock\d{4}$")  # what `_clock_of` writes
+
+
 def _clock_of(hour: int, minute: int, half: str) -> str:
     if half:
         hour = hour % 12 + (12 if half == "p" else 0)
@@ -257,13 +260,14 @@ def tokenize(text: str) -> list[str]:
 
 
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?:;])\s+|\s+[—–-]+\s+")
+_FULL_STOP = re.compile(r"(?<=[.!?])\s+")
 
 
-@lru_cache(maxsize=65536)
-def asking_sentence(text: str) -> tuple[tuple[str, ...], int]:
+def asking_sentence(text: str, *, full_stops_only: bool = False) -> tuple[tuple[str, ...], int]:
     """The text's sentences and the index of the one that asks: the last with a question mark, else the
-    last ("My son has a test tomorrow. When did WW1 start?" asks in its second)."""
-    sentences = tuple(s for s in _SENTENCE_BREAK.split(text.strip()) if s)
+    last ("My son has a test tomorrow. When did WW1 start?" asks in its second). `full_stops_only`: split
+    only after ".", "!" or "?", not at a colon or a dash ("Cleaning a skillet - what's the right method?")."""
+    sentences = tuple(s for s in (_FULL_STOP if full_stops_only else _SENTENCE_BREAK).split(text.strip()) if s)
     if not sentences:
         return ("",), 0
     return sentences, max((i for i, s in enumerate(sentences) if "?" in s), default=len(sentences) - 1)
