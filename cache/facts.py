@@ -66,6 +66,7 @@ class Facts:
     ordered: frozenset[tuple[str, str]]
     ends: tuple[frozenset[str], frozenset[str]]  # (origins, destinations): "from X", "to Y"
     clock_places: frozenset[str]  # where a time of day is told: "9am in London", "3pm GMT" (`_clock_places`)
+    places_in: frozenset[str]  # the terms right after "in" / "to" / "into": where, not who (`_places_in`)
     language: str | None
     intent: str | None  # the kind of answer the wording asks for (`intent_of`)
     acts: frozenset[str]  # what a request asks to do to a thing: create, read, count, delete, change (`acts_of`)
@@ -157,6 +158,8 @@ def _ordered_pairs(canon: list[str], content: set[str]) -> set[tuple[str, str]]:
     for i, tok in enumerate(canon):
         if tok not in _ORDER_WORDS:
             continue
+        if tok == "to" and canon[i - 1:i] == ["accord"]:
+            continue  # "according to the FSI" points nowhere
         # every term on each side: "JSON to a Python dictionary" is (json, python) and (json, dict), so
         # "a Python dictionary to JSON" reads as its reverse whichever word the other side puts last
         lefts = {c for c in canon[max(0, i - 3):i] if c in content}
@@ -168,9 +171,10 @@ def _ordered_pairs(canon: list[str], content: set[str]) -> set[tuple[str, str]]:
 def _substitutions(tokens: list[str], canon: list[str], content: set[str]) -> set[tuple[str, str]]:
     """(new, old) for a swap of one thing for another: "X instead of Y", "X in place of Y", "substitute
     X for Y", "replace / swap / exchange Y with/for X" — "vegetable oil instead of olive oil" is the
-    reverse of "olive oil instead of vegetable oil" (read like the order words above)."""
+    reverse of "olive oil instead of vegetable oil" (read like the order words above); a number names a
+    side too ("replace a 3 prong outlet with a 2 prong" is the reverse of "… a 2 prong with a 3 prong")."""
     def near(lo: int, hi: int) -> set[str]:
-        return {c for c in canon[max(lo, 0):hi] if c in content}
+        return {c for c in canon[max(lo, 0):hi] if c in content or parse_number(c) is not None}
 
     pairs = set()
     for i, tok in enumerate(tokens):
@@ -290,14 +294,17 @@ def _clock_places(tokens: list[str], canon: list[str], content: set[str], text: 
     """The place or zone a time of day is told in, the term right after it when it names one (a word written
     capitalised, a time zone, or one followed by "time"): "9am in London", "9am London time", "3pm GMT".
     The other place named is where it is asked for ("If it's 9am in London, what time is it in New York?"
-    ≠ "If it's 9am in New York, … in London?"); "at 9am tomorrow" names no place."""
+    ≠ "If it's 9am in New York, … in London?"); "at 9am tomorrow" names no place. With no such term after
+    it, a keyword query's place right before it: "NYC 9am to London time"."""
     places = set()
     capitalised = None
     for i, tok in enumerate(canon):
         if CLOCK_TOKEN.match(tok):
             at = next((j for j in range(i + 1, min(i + 4, len(canon))) if canon[j] not in ("in", "at", "the")), None)
             if at is None or canon[at] not in content:
-                continue
+                at = i - 1
+                if at < 0 or canon[at] not in content:
+                    continue
             if capitalised is None:
                 capitalised = {w.lower() for w in re.findall(r"\b[A-Z]\w*", text)}
             word = canon[at]
@@ -306,6 +313,27 @@ def _clock_places(tokens: list[str], canon: list[str], content: set[str], text: 
             if word in _TIME_ZONES or tokens[at + 1:at + 2] == ["time"] or word in capitalised or "_" in word:
                 places.add(word)
     return frozenset(places)
+
+
+# countries whose people the lexicon names by an adjective ("Americans", "a Canadian citizen")
+_COUNTRIES = frozenset(canonical(w) for w in """
+usa uk england canada australia austria mexico brazil india switzerland ireland scotland belgium argentina
+chile peru colombia egypt nigeria kenya israel iraq pakistan malaysia singapore cuba jamaica morocco germany
+japan china italy spain russia france
+""".split())
+
+
+def _places_in(canon: list[str], content: set[str]) -> frozenset[str]:
+    """The countries right after "in", "to" or "into" (a "the" between): where someone is, or goes. Two
+    texts that both name two countries put a different one there when the people and the place trade
+    roles: "Can Americans live in Canada?" ≠ "Can a Canadian citizen live in the US?" (the guard)."""
+    found = set()
+    for i, tok in enumerate(canon[:-1]):
+        if tok in ("in", "to", "into"):
+            j = i + 2 if canon[i + 1] == "the" else i + 1
+            if j < len(canon) and canon[j] in _COUNTRIES and canon[j] in content:
+                found.add(canon[j])
+    return frozenset(found)
 
 
 _NOT_A_NAME = frozenset(canonical(w) for w in "capital inner host port home big small major large old new".split())
@@ -514,6 +542,7 @@ def analyse(text: str) -> Facts:
                           | _substitutions(tokens, canon, content)),
         ends=_ends(canon, content),
         clock_places=_clock_places(tokens, canon, content, text),
+        places_in=_places_in(canon, content),
         language=language,
         intent=intent,
         acts=acts_of(raw),

@@ -454,6 +454,10 @@ def verify_rules(query: str, cached: str) -> Verdict:
     if (a_from and b_from and not (a_from & b_from) and a_from <= b.words and b_from <= a.words
             and not (CONTRAST & (a.words | b.words))):
         return Verdict(False, "direction", f"from {sorted(a_from)} vs from {sorted(b_from)}")
+    # the same two names, the other one where it happens: "Americans … in Canada" ≠ "a Canadian … in the US"
+    if (a.places_in and b.places_in and not (a.places_in & b.places_in)
+            and a.places_in <= b.words and b.places_in <= a.words):
+        return Verdict(False, "direction", f"in {sorted(a.places_in)} vs in {sorted(b.places_in)}")
     if a.clock_places and b.clock_places and not (a.clock_places & b.clock_places):
         return Verdict(False, "direction", f"a time told in {sorted(a.clock_places)} vs {sorted(b.clock_places)}")
     b_ordered = _in_words_of(b.ordered, a.ordered)

@@ -44,7 +44,7 @@ thing things something anything stuff kind
 question answer info information detail details explanation definition meaning mean means
 quickest
 actually currently today's
-considered deemed regarded
+considered deemed regarded standard recommend according
 main mainly primarily chiefly properly correctly
 expect check see view look lookup find_out
 write writing code snippet syntax command commands
@@ -68,7 +68,7 @@ LIGHT = PERSON_LIGHT | frozenset("""
 city town country nation place state region capital_city
 team side club company organisation organization
 word term phrase expression sentence
-number count amount total quantity value figure level rate
+number count amount total quantity value figure level rate content
 year date time period day
 book novel story film movie song poem play
 element substance material
@@ -76,6 +76,7 @@ animal creature species
 thing item object
 language
 version edition
+citizen citizens
 """.split())
 
 NEGATORS = frozenset("""
@@ -127,6 +128,15 @@ QUANTITY_NOUNS = frozenset("""
 population amount count quantity total number cost price height weight length width depth distance age
 speed duration size area volume temperature
 """.split())
+
+# Unit abbreviations typed against their number ("240km", "5kg", "24fps"): the number is read as if a
+# space stood between. Single letters only in lower case ("5G" is a network, "5g" five grams); no "s"
+# ("iPhone 5s", "the 90s"), "h" (a clock's "24h"), "k" (a thousand), "p" ("1080p") or "x" ("2x faster").
+GLUED_UNITS = frozenset("""
+km cm mm kg mg ml lb lbs oz hr hrs min mins sec secs ms ft yd yds mi mph kph kmh gb mb tb kb ghz mhz hz
+kw kwh mah fps cal kcal gal tsp tbsp kbps mbps gbps
+""".split())
+GLUED_LOWER_UNITS = frozenset("g l m w v".split())
 
 # Nouns naming the person who did something: "saxophone inventor" asks who, as "Who invented the
 # saxophone?" does, not "When was the saxophone invented?". They give a text the question type "person".
@@ -207,7 +217,7 @@ CANONICAL: dict[str, str] = {
     "usa": "united_states", "america": "united_states", "american": "united_states",
     "americans": "united_states",
     "uk": "uk", "britain": "uk", "british": "uk", "england": "england", "english": "english",
-    "nyc": "new_york_city", "la": "los_angeles",
+    "nyc": "new_york", "la": "los_angeles",
     "maymonth": "may_month", "infotech": "information_technology", "testament": "testament",
     "australian": "australia", "austrian": "austria", "canadian": "canada", "french": "french",
     "german": "german", "germany": "germany", "japanese": "japanese", "japan": "japan",
@@ -384,8 +394,11 @@ millisecond microsecond nanosecond bitcoin satoshi penny
 
 PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("united", "states", "of", "america"): ("united_states",), ("united", "states"): ("united_states",),
-    ("united", "kingdom"): ("uk",), ("great", "britain"): ("uk",), ("new", "york", "city"): ("new_york_city",),
-    ("new", "york"): ("new_york",), ("los", "angeles"): ("los_angeles",),
+    ("united", "kingdom"): ("uk",), ("great", "britain"): ("uk",), ("new", "york", "city"): ("new_york",),
+    ("new", "york"): ("new_york",), ("new", "york", "state"): ("new_york_state",),
+    ("passport", "holder"): ("citizen",), ("passport", "holders"): ("citizen",),
+    ("weight", "limit"): ("max", "weight"), ("size", "limit"): ("max", "size"),
+    ("state", "of", "new", "york"): ("new_york_state",), ("los", "angeles"): ("los_angeles",),
     ("second", "world", "war"): ("world_war", "2"), ("first", "world", "war"): ("world_war", "1"),
     ("world", "war"): ("world_war",), ("wwii",): ("world_war", "2"), ("ww2",): ("world_war", "2"),
     ("wwi",): ("world_war", "1"), ("ww1",): ("world_war", "1"),
@@ -490,7 +503,9 @@ common multiple, common stock, common ancestor, simple interest, simple machine,
 simple present, simple future, simple carbohydrate, simple harmonic motion, right angle, right triangle,
 right wing, right of way, general relativity, general election, general anesthesia, general anaesthetic,
 general practitioner, general strike, normal distribution, normal force, proper fraction, good friday,
-best man, fast food, fast fashion, main course, use case, milky way
+best man, fast food, fast fashion, main course, use case, milky way, standard deviation, standard error,
+standard time, standard model, standard deduction, standard library, standard form, standard input,
+standard output, standard of living, standard shipping, standard normal, gold standard
 """
 # the same words: "heart rate" = "pulse", "rich in" = "high in", "how far away" = "how far"
 PHRASES.update({("heart", "rate"): ("heart_rate",), ("rich", "in"): ("high", "in"), ("far", "away"): ("far",),

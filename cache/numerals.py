@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from cache import lexicon as lx
-from cache.wording import SUPERSCRIPT_POWERS, parse_number
+from cache.wording import SUPERSCRIPT_POWERS, operators_in_symbols, parse_number
 
 # Operations whose operands do not commute: "4/3" ≠ "3/4", "2 to the power of 10" ≠ "10 to the power of 2",
 # and ratios: a "16:9" video is not a "9:16" one
@@ -49,6 +49,7 @@ _OPERATOR_SPELLINGS = str.maketrans({"−": "-", "–": "-", "×": "*", "÷": "/
 def expression_operators(text: str) -> tuple[str, ...]:
     """The operators of the text's math expressions, in order ("x² − 9" → ("^", "-"))."""
     text = text.translate(_OPERATOR_SPELLINGS)
+    text = operators_in_symbols(text)
     operators = tuple(m.group(1) for m in _EXPRESSION_OPERATOR.finditer(text))
     if len(operators) >= 2 and len(set(operators)) == 1 and operators[0] in "-/":
         return ("-",) * len(operators)  # a list or a date, not arithmetic: "50/30/20" = "50-30-20"

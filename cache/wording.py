@@ -27,7 +27,8 @@ _SPELLINGS = str.maketrans({"’": "'", "‘": "'", "→": " to ", **SUPERSCRIPT
 # Rust's borrowed string slice is its own type: "&str" is not "String"
 _STR_SLICE = re.compile(r"&\s*(?:'\w+\s+)?(?:mut\s+)?str\b")
 # a time of day is one token however it is typed, on the 24-hour clock: "9am" = "9 a.m." = "9:00 AM" = "09:00"
-# = "9 in the morning" → "clock0900", "9.45pm" = "21:45" → "clock2145" (a bare "9:45" is read as written).
+# = "9 in the morning" → "clock0900", "9.45pm" = "21:45" → "clock2145" (a bare "9:45" is read as written);
+# noon and midnight are 12:00 and 00:00.
 # A day written as 24 hours is one day ("max dose in 24 hours" = "per day"), and the 24-hour clock is
 # military time; "24-hour pharmacy" keeps its number
 CLOCK_TOKEN = re.compile(r"^clock\d{4}$")  # what `_clock_of` writes
@@ -49,9 +50,12 @@ _CLOCK = tuple((re.compile(pattern, re.I), replacement) for pattern, replacement
     (r"\b(1[0-2]|0?\d)(?:[:.]([0-5]\d))? (?:o'clock )?(?:in the (morning)|in the (?:afternoon|evening)|at night)\b",
      lambda m: _clock_of(int(m.group(1)), int(m.group(2) or 0), "a" if m.group(3) else "p")),
     (r"(?<![\d:.])\b([01]?\d|2[0-3]):([0-5]\d)\b(?![:.]?\d)", _clock),
+    (r"\b(?:12\s*)?noon\b", " clock1200 "), (r"\b(?:12\s*)?midnight\b", " clock0000 "),
     (r"\b24[- ]?(?:hours?|hrs?|h)[- ](?:clock|time|format|notation)\b", "military time"),
     (r"\b24[- ]?(?:hours|hrs)\b|\b24[- ]?(?:hour|hr|h) period\b", "one day"),
 ))
+# whole days written as hours are those days ("48 hours" = "2 days"); 24 hours is the clock's reading above
+_DAYS_IN_HOURS = re.compile(r"\b(48|72|96|120|144|168)(?:[- ]?(?:hours|hrs)|-hour)\b", re.I)
 # a minus sign written before a number makes it negative ("-100°F", "2 to the power of -10"), not a dash
 # between two things ("x - 1", "5-10 days")
 _NEGATIVE = re.compile(r"(?:(?<=^)|(?<=[\s(\[,=]))[-−](?=\d)")
@@ -65,7 +69,8 @@ def _mixed_number(match: re.Match) -> str:
 
 
 _METERS_PER_SECOND = re.compile(r"(?<![\w/])m/s\b")
-_ANY_CLOCK = re.compile(r"\d\s*[ap]\.?\s?m\b|\d:\d\d|\b24[- ]?h|\d (?:o'clock )?(?:in the|at night)", re.I)
+_ANY_CLOCK = re.compile(r"\d\s*[ap]\.?\s?m\b|\d:\d\d|\b24[- ]?h|\d (?:o'clock )?(?:in the|at night)|noon|midnight",
+                        re.I)
 
 
 def _script(text: str) -> str | None:
@@ -176,6 +181,26 @@ _IT = re.compile(r"\bIT\b")
 _CALCULUS = ((re.compile(r"∫"), " integral of "), (re.compile(r"\bd/d[a-z]\b"), " derivative of "))
 
 
+_GLUED_UNIT = re.compile(r"(?<![^\W_])(\d+(?:\.\d+)?)([A-Za-z]{1,4})\b")
+
+
+def _unglued(match: re.Match) -> str:
+    """"240km" → "240 km", so the number is read; other letters after digits stay one token ("1080p")."""
+    number, unit = match.groups()
+    if unit.lower() in lx.GLUED_UNITS or unit in lx.GLUED_LOWER_UNITS:
+        return f"{number} {unit}"
+    return match.group(0)
+
+
+# An operator said in words between two numbers is the operator: "3/4 plus 2/3" is "3/4 + 2/3"
+_WORD_OPERATOR = re.compile(r"(?<=[\d)])\s+(plus|minus|times|multiplied by|divided by)\s+(?=[\d(])", re.I)
+_WORD_OPERATORS = {"plus": "+", "minus": "-", "times": "*", "multiplied by": "*", "divided by": "/"}
+
+
+def operators_in_symbols(text: str) -> str:
+    return _WORD_OPERATOR.sub(lambda m: f" {_WORD_OPERATORS[m.group(1).lower()]} ", text)
+
+
 def _thousands(match: re.Match) -> str:
     return f"{float(match.group(1)) * 1000:g}"
 
@@ -231,11 +256,16 @@ def tokenize(text: str) -> list[str]:
         text = _METERS_PER_SECOND.sub(" meters per second ", text)
     if "-" in text or "−" in text:
         text = _NEGATIVE.sub(" minus ", text)
+    if "h" in text and _DAYS_IN_HOURS.search(text):
+        text = _DAYS_IN_HOURS.sub(lambda m: f"{int(m.group(1)) // 24} days", text)
     if _ANY_CLOCK.search(text):
         for pattern, replacement in _CLOCK:
             text = pattern.sub(replacement, text)
     for symbol, words in _CALCULUS:
         text = symbol.sub(words, text)
+    text = operators_in_symbols(text)
+    if _GLUED_UNIT.search(text):
+        text = _GLUED_UNIT.sub(_unglued, text)
     text = _US.sub(" USA ", text)
     # content words that are spelled like function words: the month, the legal document, the agency
     text = _MAY.sub(" maymonth ", text)

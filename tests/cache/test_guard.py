@@ -315,6 +315,18 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("My son has a fever. Can I give him aspirin?", "Can I give aspirin for a fever?", "terms"),
     ("I'm pregnant. What is the safe daily dose of caffeine?", "What is the safe daily dose of caffeine?", "terms"),
     ("When did Mozart die?", "How old was Mozart when he died?", "terms"),  # a date and an age, in the past
+    # stop 26: a swap names its sides by number too; a keyword query's place before its time; noon is a
+    # time; a people and a place that trade roles; the state of New York is not the city
+    ("can i replace a 3 prong outlet with a 2 prong outlet", "can i replace a 2 prong outlet with a 3 prong outlet",
+     "direction"),
+    ("If it's 9am in London, what time is it in New York?", "NYC 9am to London time", "direction"),
+    ("What time is it in New York when it's noon in Tokyo?", "noon nyc what time in tokyo", "direction"),
+    ("What time is it at noon in Tokyo?", "What time is it at midnight in Tokyo?", "numbers"),
+    ("Can Americans live in Canada?", "Can a Canadian citizen live in the US?", "direction"),
+    ("Can I use a UK hair dryer in the US?", "using an american hairdryer in britain ok?", "direction"),
+    ("What is the population of New York state?", "What is the population of NYC?", "terms"),
+    ("What is 3/4 plus 2/3?", "What is 3/4 minus 2/3?", "numbers"),
+    ("convert 5km to miles", "convert 5m to miles", "terms"),
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -507,6 +519,22 @@ SERVED = [
      "How many protons are in a carbon atom?"),
     ("My son is revising for his GCSE history. What year was the Battle of Hastings?",
      "what year was the battle of hastings"),
+    # stop 26: a unit typed against its number; whole days in hours; operators in words; NYC; a citizen
+    # is who the people's adjective names; a limit is a maximum; "standard" is "usual"
+    ("train goes 240km in 3 hrs average speed?", "A train travels 240 km in 3 hours. What is its average speed?"),
+    ("moles in 36g of water", "36 grams of water is how many moles"),
+    ("2.4ghz vs 5ghz wi-fi difference", "what is the difference between 2.4 ghz and 5 ghz wifi"),
+    ("is it dangerous if a cat doesn't eat for 48 hours", "cat hasn't eaten in 2 days, is that dangerous"),
+    ("3/4 plus 2/3", "what does 3/4 + 2/3 equal"),
+    ("flight time London to NYC", "How long does it take to fly from London to New York?"),
+    ("If it's 9am in New York, what time is it in London?",
+     "What time is it in London when it's 9 in the morning in NYC?"),
+    ("Can a US citizen live in Canada?", "Can Americans live in Canada?"),
+    ("US passport holder visiting Japan - do I need a visa?", "Do I need a visa to travel to Japan as a US citizen?"),
+    ("gmail attachment size limit", "What is the maximum attachment size in Gmail?"),
+    ("How many hours does it take to learn Spanish according to the FSI?", "FSI hours to learn Spanish"),
+    ("As a percentage, how much do Americans usually tip servers at restaurants?",
+     "Can you tell me the standard tipping percentage for a waiter in an American restaurant?"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
@@ -532,6 +560,9 @@ NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a b
     ("first aid for burns", (), ()),  # care, not an ordinal
     ("meet at 9:00 or at 9am", (), ()),  # times of day are `Facts.clocks`, not numbers
     ("convert 2 1/2 cups of flour", (2.5,), ()),  # a mixed number
+    ("a 240km trip", (240.0,), ()), ("3.5mm jack", (3.5,), ()), ("8GB of RAM", (8.0,), ()),  # a unit typed on
+    ("iPhone 5s", (), ()), ("the 90s", (), ()), ("a 5G phone", (), ()), ("1080p video", (), ()),  # no unit
+    ("a 72-hour fast", (3.0,), ()), ("within 48 hours", (2.0,), ()),  # whole days
 ]
 
 INTENTS = [  # what the wording of a question asks for (`intents.intent_of`)
@@ -663,6 +694,7 @@ def test_numbers_are_read_as_written(text, numbers, ordinals):
     ("at 9:45", ("clock0945",)),  # no am or pm: read as written
     ("9 in the morning", ("clock0900",)), ("at 9:30 in the evening", ("clock2130",)), ("10 at night", ("clock2200",)),
     ("a 16:9 screen", ()), ("10:30:15 elapsed", ()),  # a ratio, a duration: no time of day
+    ("at noon", ("clock1200",)), ("at 12 noon", ("clock1200",)), ("at midnight", ("clock0000",)),
 ])
 def test_times_of_day_read_on_the_24_hour_clock(text, clocks):
     assert analyse(text).clocks == clocks
