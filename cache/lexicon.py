@@ -437,6 +437,12 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("another", "word", "for"): ("synonym",), ("word", "that", "means"): ("synonym",),
     ("speed", "limit"): ("max", "speed"), ("academy", "awards"): ("oscar",), ("academy", "award"): ("oscar",),
     ("does", "it", "take"): (), ("do", "i", "need"): (), ("find", "out"): ("find_out",),
+    # phrasing that adds nothing to what is asked: "is credited with inventing" = "invented", "wish
+    # someone good night" = "say good night"
+    ("credited", "with"): (), ("the", "credit", "for"): (), ("wish", "someone"): ("say",),
+    ("wish", "somebody"): ("say",),
+    # a compound whose first word the stemmer would make light ("personal" → "person")
+    ("personal", "computer"): ("personal_computer",), ("personal", "computers"): ("personal_computer",),
     ("make", "up"): ("make_up",), ("gross", "domestic", "product"): ("gdp",),
     ("x",): ("multiply",), ("*",): ("multiply",),
     ("for", "loop"): ("for_loop",), ("while", "loop"): ("while_loop",), ("do", "while"): ("do_while",),

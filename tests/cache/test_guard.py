@@ -327,6 +327,7 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("What is the population of New York state?", "What is the population of NYC?", "terms"),
     ("What is 3/4 plus 2/3?", "What is 3/4 minus 2/3?", "numbers"),
     ("convert 5km to miles", "convert 5m to miles", "terms"),
+    ("Who invented the personal computer?", "Who is credited with inventing the computer?", "terms"),
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -535,6 +536,8 @@ SERVED = [
     ("How many hours does it take to learn Spanish according to the FSI?", "FSI hours to learn Spanish"),
     ("As a percentage, how much do Americans usually tip servers at restaurants?",
      "Can you tell me the standard tipping percentage for a waiter in an American restaurant?"),
+    ("Who is credited with inventing the telephone?", "Who invented the telephone?"),
+    ("How do you wish someone happy birthday in Korean?", "happy birthday in korean"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
