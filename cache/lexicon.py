@@ -439,6 +439,9 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("does", "it", "take"): (), ("do", "i", "need"): (), ("find", "out"): ("find_out",),
     # phrasing that adds nothing to what is asked: "is credited with inventing" = "invented", "wish
     # someone good night" = "say good night"
+    # costing nothing and keeping something, said with or without a negation
+    ("without", "paying"): ("free",), ("no", "cost"): ("free",), ("free", "of", "charge"): ("free",),
+    ("without", "losing"): ("keep",),
     ("credited", "with"): (), ("the", "credit", "for"): (), ("wish", "someone"): ("say",),
     ("wish", "somebody"): ("say",),
     # a compound whose first word the stemmer would make light ("personal" → "person")

@@ -201,6 +201,12 @@ def operators_in_symbols(text: str) -> str:
     return _WORD_OPERATOR.sub(lambda m: f" {_WORD_OPERATORS[m.group(1).lower()]} ", text)
 
 
+# "sugar-free" is "without sugar"; so is "tax free" for the nouns that make such compounds ("is the museum
+# free" is no museum-free)
+_FREE_OF = re.compile(r"\b([^\W_]+)-free\b|\b(tax|duty|toll|sugar|gluten|fat|dairy|lactose|caffeine|alcohol|"
+                      r"interest|rent|fee|commission|smoke|debt|risk|cruelty)\s+free\b", re.I)
+
+
 def _thousands(match: re.Match) -> str:
     return f"{float(match.group(1)) * 1000:g}"
 
@@ -272,7 +278,7 @@ def tokenize(text: str) -> list[str]:
     text = _WILL.sub(lambda m: f"{m.group(1) or ''} testament", text)
     if not text.isupper():
         text = _IT.sub(" infotech ", text)
-    text = re.sub(r"([^\W_]+)-free\b", r"without \1", text)
+    text = _FREE_OF.sub(lambda m: f"without {m.group(1) or m.group(2)}", text)
     # a form's or a plan's name is one word however it is written: "W-2" = "w2", "401(k)" = "401k"
     text = re.sub(r"\b([A-Z])-(\d+[A-Za-z]?)\b", r"\1\2", text)
     text = re.sub(r"\b(\d+)\(([a-z])\)", r"\1\2", text, flags=re.I)

@@ -328,6 +328,9 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("What is 3/4 plus 2/3?", "What is 3/4 minus 2/3?", "numbers"),
     ("convert 5km to miles", "convert 5m to miles", "terms"),
     ("Who invented the personal computer?", "Who is credited with inventing the computer?", "terms"),
+    ("Is the museum free on Sundays?", "Is the museum open on Sundays?", "terms"),  # no museum-free
+    ("How do I undo my last Git commit without losing my changes?", "How do I undo my last Git commit and lose my changes?",
+     "terms"),
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -538,6 +541,9 @@ SERVED = [
      "Can you tell me the standard tipping percentage for a waiter in an American restaurant?"),
     ("Who is credited with inventing the telephone?", "Who invented the telephone?"),
     ("How do you wish someone happy birthday in Korean?", "happy birthday in korean"),
+    ("How do I undo my last Git commit without losing my changes?", "git undo last commit but keep the changes"),
+    ("How much of my UK pension can I take tax free?", "How much of my UK pension can I take tax-free?"),
+    ("How do I convert a PDF to Word without paying?", "How do I convert a PDF to Word for free?"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
