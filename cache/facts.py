@@ -316,14 +316,14 @@ def _clock_places(tokens: list[str], canon: list[str], content: set[str], text: 
 
 
 # countries whose people the lexicon names by an adjective ("Americans", "a Canadian citizen")
-_COUNTRIES = frozenset(canonical(w) for w in """
+COUNTRIES = frozenset(canonical(w) for w in """
 usa uk england canada australia austria mexico brazil india switzerland ireland scotland belgium argentina
 chile peru colombia egypt nigeria kenya israel iraq pakistan malaysia singapore cuba jamaica morocco germany
 japan china italy spain russia france
 """.split())
 
 
-def _places_in(canon: list[str], content: set[str]) -> frozenset[str]:
+def _places_in(tokens: list[str], canon: list[str], content: set[str]) -> frozenset[str]:
     """The countries right after "in", "to" or "into" (a "the" between): where someone is, or goes. Two
     texts that both name two countries put a different one there when the people and the place trade
     roles: "Can Americans live in Canada?" ≠ "Can a Canadian citizen live in the US?" (the guard)."""
@@ -331,9 +331,23 @@ def _places_in(canon: list[str], content: set[str]) -> frozenset[str]:
     for i, tok in enumerate(canon[:-1]):
         if tok in ("in", "to", "into"):
             j = i + 2 if canon[i + 1] == "the" else i + 1
-            if j < len(canon) and canon[j] in _COUNTRIES and canon[j] in content:
+            adjective = (j == i + 1 and tokens[j] != canon[j] and not tokens[j].startswith(canon[j])
+                         and j + 1 < len(canon) and canon[j + 1] in content)  # "in US / Canadian elections"
+            if j < len(canon) and canon[j] in COUNTRIES and canon[j] in content and not adjective:
                 found.add(canon[j])
     return frozenset(found)
+
+
+# the peoples whose adjective is their language's name ("a German licence"), as the country they name
+_COUNTRY_OF_LANGUAGE = {canonical(language): canonical(country) for language, country in (
+    ("german", "germany"), ("french", "france"), ("japanese", "japan"), ("chinese", "china"),
+    ("italian", "italy"), ("spanish", "spain"), ("russian", "russia"), ("english", "england"))}
+
+
+def countries_named(words: frozenset[str]) -> frozenset[str]:
+    """`words` with each people's language read as its country (for the places check: "drive in the US with
+    a German licence" names Germany)."""
+    return frozenset(_COUNTRY_OF_LANGUAGE.get(w, w) for w in words)
 
 
 _NOT_A_NAME = frozenset(canonical(w) for w in "capital inner host port home big small major large old new".split())
@@ -542,7 +556,7 @@ def analyse(text: str) -> Facts:
                           | _substitutions(tokens, canon, content)),
         ends=_ends(canon, content),
         clock_places=_clock_places(tokens, canon, content, text),
-        places_in=_places_in(canon, content),
+        places_in=_places_in(tokens, canon, content),
         language=language,
         intent=intent,
         acts=acts_of(raw),

@@ -59,7 +59,7 @@ from functools import lru_cache
 
 from cache import lexicon as lx
 from cache import shapes, synonyms
-from cache.facts import AMOUNT_CONFLICTS, CONTRAST, POLE_OF, TYPED, Facts, analyse
+from cache.facts import AMOUNT_CONFLICTS, CONTRAST, COUNTRIES, POLE_OF, TYPED, Facts, analyse, countries_named
 from cache.intents import INTENT_CONFLICTS
 from cache.shapes import shape_of
 from cache.wording import WORD, asking_sentence, canonical, names_valence, phrased_tokens, surface, tokenize
@@ -456,7 +456,7 @@ def verify_rules(query: str, cached: str) -> Verdict:
         return Verdict(False, "direction", f"from {sorted(a_from)} vs from {sorted(b_from)}")
     # the same two names, the other one where it happens: "Americans … in Canada" ≠ "a Canadian … in the US"
     if (a.places_in and b.places_in and not (a.places_in & b.places_in)
-            and a.places_in <= b.words and b.places_in <= a.words):
+            and a.places_in <= countries_named(b.words) and b.places_in <= countries_named(a.words)):
         return Verdict(False, "direction", f"in {sorted(a.places_in)} vs in {sorted(b.places_in)}")
     if a.clock_places and b.clock_places and not (a.clock_places & b.clock_places):
         return Verdict(False, "direction", f"a time told in {sorted(a.clock_places)} vs {sorted(b.clock_places)}")
@@ -488,9 +488,10 @@ def verify_rules(query: str, cached: str) -> Verdict:
     more_a = {w for w, n in a_counts.items() if n > b_counts.get(w, 0) > 0}  # written in both, more often in a
     more_b = {w for w, n in b_counts.items() if n > a_counts.get(w, 0) > 0}
     # Names written more often on each side have traded places: "a Canadian living in the US … file Canadian
-    # taxes" ≠ "a US citizen in Canada … file US taxes" (common words repeat freely in a rewording)
+    # taxes" ≠ "a US citizen in Canada … file US taxes" (common words repeat freely in a rewording); a
+    # country is a name however it is typed ("can canadians in the united states vote in american elections")
     if more_a and more_b:
-        named_a, named_b = more_a & _names(query), more_b & _names(cached)
+        named_a, named_b = more_a & (_names(query) | COUNTRIES), more_b & (_names(cached) | COUNTRIES)
         if named_a and named_b:
             return Verdict(False, "direction", f"{sorted(named_a)} written more often vs {sorted(named_b)}")
     for x, kept, y_light in ((a, more_a, b_light), (b, more_b, a_light)):

@@ -45,6 +45,8 @@ _CONFLICTS = {
     "function": {"person", "time", "place", "quantity", "composition"},
     "how-did": {"person", "time", "place", "quantity", "definition", "yesno"},
     "overview": {"person", "time", "place", "reason", "quantity"},
+    "consequence": {"definition", "what-is", "which", "quantity", "person", "time", "place", "yesno", "norm",
+                    "manner", "reason"},
 }
 _REMEDY_OPENINGS = frozenset({("to", "do"), ("should", "i", "do"), ("can", "i", "do"), ("do", "i", "do"),
                               ("should", "you", "do"), ("do", "you", "do"), ("can", "you", "do"),
@@ -198,6 +200,10 @@ def intent_of(raw: list[str], text: str) -> str | None:
             return "appearance"  # "What did Cleopatra look like?" is not "Who was Cleopatra?"
         if len(words) > 2 and words[1] == "happened":
             return "event"  # "What happened to the last tsar?" is not "Who was the last tsar?"
+        if (words[1:2] == ["happens"] and words[2:3] in (["if"], ["when"])) or (
+                words[1:2] in (["will"], ["would"], ["could"], ["might"]) and words[2:3] == ["happen"]
+                and words[3:4] in (["if"], ["when"])):
+            return "consequence"  # "What happens if my bag is over the limit?" is not "What is the limit?"
         if tuple(words[1:4]) in _REMEDY_OPENINGS or tuple(words[1:3]) in _REMEDY_OPENINGS:
             return "howto"  # "What should I do if someone faints?" asks what to do, not why people faint
         if words[1:2] in (["cause"], ["causes"], ["caused"]):

@@ -192,8 +192,10 @@ def _unglued(match: re.Match) -> str:
     return match.group(0)
 
 
-# An operator said in words between two numbers is the operator: "3/4 plus 2/3" is "3/4 + 2/3"
-_WORD_OPERATOR = re.compile(r"(?<=[\d)])\s+(plus|minus|times|multiplied by|divided by)\s+(?=[\d(])", re.I)
+# An operator said in words between two numbers is the operator: "3/4 plus 2/3" is "3/4 + 2/3" (not
+# before a percentage: "$85 minus 20%" is a discount, which the percentage readings take as written)
+_WORD_OPERATOR = re.compile(r"(?<=[\d)])\s+(plus|minus|times|multiplied by|divided by)\s+"
+                            r"(?=\(|\d+(?:[.,]\d+)*(?!\s*(?:%|percent)|[.,\d]))", re.I)
 _WORD_OPERATORS = {"plus": "+", "minus": "-", "times": "*", "multiplied by": "*", "divided by": "/"}
 
 

@@ -329,6 +329,18 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("convert 5km to miles", "convert 5m to miles", "terms"),
     ("Who invented the personal computer?", "Who is credited with inventing the computer?", "terms"),
     ("Is the museum free on Sundays?", "Is the museum open on Sundays?", "terms"),  # no museum-free
+    # probe Q: what happens if asks a consequence; a country as an adjective ("in US elections") is no place,
+    # and a people's language names its country; a country is a name however typed; a discount in words
+    ("what happens if my ryanair carry-on is over the weight limit", "What is the carry-on weight limit for Ryanair?",
+     "intent"),
+    ("What would happen if Yellowstone erupted?", "Will Yellowstone erupt?", "intent"),
+    ("Can a US citizen living in Canada vote in US elections?", "Can a Canadian living in the US vote in US elections?",
+     "direction"),
+    ("Can I drive in the US with a German driver's license?", "Can I drive in Germany with a US driver's license?",
+     "direction"),
+    ("can canadians residing in the united states vote in american elections",
+     "Can a Canadian living in the US still vote in Canadian elections?", "direction"),
+    ("$85 minus 20%", "20% tip on $85", "terms"),
     ("How do I undo my last Git commit without losing my changes?", "How do I undo my last Git commit and lose my changes?",
      "terms"),
 ]
@@ -544,6 +556,8 @@ SERVED = [
     ("How do I undo my last Git commit without losing my changes?", "git undo last commit but keep the changes"),
     ("How much of my UK pension can I take tax free?", "How much of my UK pension can I take tax-free?"),
     ("How do I convert a PDF to Word without paying?", "How do I convert a PDF to Word for free?"),
+    ("What happens if you drink too much water?", "What happens when you drink too much water?"),
+    ("What happens at a first therapy session?", "What is my first therapy session going to be like?"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
