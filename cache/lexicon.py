@@ -443,6 +443,11 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("without", "paying"): ("free",), ("no", "cost"): ("free",), ("free", "of", "charge"): ("free",),
     ("without", "losing"): ("keep",),
     ("credited", "with"): (), ("the", "credit", "for"): (), ("wish", "someone"): ("say",),
+    # a time zone is its abbreviation however it is written
+    **{tuple(f"{region} {kind} time".split()): (f"{region[0]}{kind[0]}t",)
+       for region in ("eastern", "central", "mountain", "pacific") for kind in ("standard", "daylight")},
+    ("greenwich", "mean", "time"): ("gmt",), ("british", "summer", "time"): ("bst",),
+    ("central", "european", "time"): ("cet",), ("japan", "standard", "time"): ("jst",),
     ("wish", "somebody"): ("say",),
     # a compound whose first word the stemmer would make light ("personal" → "person")
     ("personal", "computer"): ("personal_computer",), ("personal", "computers"): ("personal_computer",),

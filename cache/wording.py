@@ -187,8 +187,8 @@ _GLUED_UNIT = re.compile(r"(?<![^\W_])(\d+(?:\.\d+)?)([A-Za-z]{1,4})\b")
 def _unglued(match: re.Match) -> str:
     """"240km" → "240 km", so the number is read; other letters after digits stay one token ("1080p")."""
     number, unit = match.groups()
-    if unit.lower() in lx.GLUED_UNITS or unit in lx.GLUED_LOWER_UNITS:
-        return f"{number} {unit}"
+    if unit.lower() in lx.GLUED_UNITS or unit in lx.GLUED_LOWER_UNITS or (unit in "FfCc" and len(number) >= 2):
+        return f"{number} {unit}"  # "350F", "180C" (a one-digit "3F" may be a floor or a grade)
     return match.group(0)
 
 
@@ -207,6 +207,10 @@ def operators_in_symbols(text: str) -> str:
 # free" is no museum-free)
 _FREE_OF = re.compile(r"\b([^\W_]+)-free\b|\b(tax|duty|toll|sugar|gluten|fat|dairy|lactose|caffeine|alcohol|"
                       r"interest|rent|fee|commission|smoke|debt|risk|cruelty)\s+free\b", re.I)
+
+
+_CONTRACTIONS = tuple((re.compile(pattern, re.I), full) for pattern, full in (
+    (r"\bi'm\b", "I am"), (r"'re\b", " are"), (r"'ll\b", " will"), (r"'ve\b", " have"), (r"'m\b", " ")))
 
 
 def _thousands(match: re.Match) -> str:
@@ -287,7 +291,12 @@ def tokenize(text: str) -> list[str]:
     text = re.sub(r"\bcan't\b", "can not", text, flags=re.I)
     text = re.sub(r"\bwon't\b", "will not", text, flags=re.I)
     text = re.sub(r"n't\b", " not", text, flags=re.I)
-    text = re.sub(r"'(s|ll|re|ve|d|m)\b", " ", text, flags=re.I)
+    # written out where the word is known, so a quoted sentence reads alike either way ("I'm allergic" =
+    # "I am allergic"); "'s" (a possessive too) and "'d" (had or would) are dropped
+    if "'" in text:
+        for pattern, full in _CONTRACTIONS:
+            text = pattern.sub(full, text)
+    text = re.sub(r"'(s|d)\b", " ", text, flags=re.I)
     tokens = _split(text)
     # only in English: French "dont" and German "im" are words of their own
     if _ANY_CASUAL.search(text) and language_of(tokens, text) in (None, "en"):

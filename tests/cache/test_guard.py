@@ -341,6 +341,8 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("can canadians residing in the united states vote in american elections",
      "Can a Canadian living in the US still vote in Canadian elections?", "direction"),
     ("$85 minus 20%", "20% tip on $85", "terms"),
+    ("convert 9 AM Eastern Standard Time to London time", "convert 9 AM Pacific Standard Time to London time",
+     "direction"),
     ("How do I undo my last Git commit without losing my changes?", "How do I undo my last Git commit and lose my changes?",
      "terms"),
 ]
@@ -558,6 +560,9 @@ SERVED = [
     ("How do I convert a PDF to Word without paying?", "How do I convert a PDF to Word for free?"),
     ("What happens if you drink too much water?", "What happens when you drink too much water?"),
     ("What happens at a first therapy session?", "What is my first therapy session going to be like?"),
+    ("350f to c", "What is 350 degrees Fahrenheit in Celsius?"),  # a glued F after a temperature
+    ("convert 9 AM Eastern Standard Time to London time", "9am EST to London time"),  # a zone's abbreviation
+    ('Translate "I\'m allergic to peanuts" into Thai', 'What\'s "I am allergic to peanuts" in the Thai language?'),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
