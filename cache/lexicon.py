@@ -240,9 +240,10 @@ CANONICAL: dict[str, str] = {
     "pitch": "field", "football": "soccer", "rug": "carpet", "tap": "faucet", "notebook": "laptop",
     "flat": "flat", "author": "writer", "wrote": "write", "written": "write", "penned": "write",
     "writes": "write", "mobile": "phone", "cellphone": "phone", "smartphone": "phone", "cell": "phone",
-    "pc": "computer", "automobile": "car", "vehicle": "car", "auto": "car",
+    "pc": "computer", "automobile": "car", "vehicle": "car", "auto": "car", "toxic": "poison",
     # programming shorthand (each only ever means the long form in a question about code)
     "js": "javascript", "ts": "typescript", "py": "python", "k8s": "kubernetes", "db": "database",
+    "kubectl": "kubernetes",
     "int": "integer", "ints": "integer", "str": "string", "dict": "dictionary", "dicts": "dictionary",
     "env": "environment", "repo": "repository", "repos": "repository", "config": "configuration",
     "regex": "regex", "regexp": "regex", "regexes": "regex", "dir": "directory", "dirs": "directory",
@@ -397,7 +398,8 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("united", "kingdom"): ("uk",), ("great", "britain"): ("uk",), ("new", "york", "city"): ("new_york",),
     ("new", "york"): ("new_york",), ("new", "york", "state"): ("new_york_state",),
     ("passport", "holder"): ("citizen",), ("passport", "holders"): ("citizen",),
-    ("weight", "limit"): ("max", "weight"), ("size", "limit"): ("max", "size"),
+    **{(noun, "limit"): ("max", noun) for noun in "weight size contribution height length character word upload "
+       "file attachment deposit withdrawal".split()},
     ("state", "of", "new", "york"): ("new_york_state",), ("los", "angeles"): ("los_angeles",),
     ("second", "world", "war"): ("world_war", "2"), ("first", "world", "war"): ("world_war", "1"),
     ("world", "war"): ("world_war",), ("wwii",): ("world_war", "2"), ("ww2",): ("world_war", "2"),

@@ -563,6 +563,9 @@ SERVED = [
     ("350f to c", "What is 350 degrees Fahrenheit in Celsius?"),  # a glued F after a temperature
     ("convert 9 AM Eastern Standard Time to London time", "9am EST to London time"),  # a zone's abbreviation
     ('Translate "I\'m allergic to peanuts" into Thai', 'What\'s "I am allergic to peanuts" in the Thai language?'),
+    ("Are all mushrooms poisonous?", "all mushrooms toxic?"),
+    ("What is the 401k contribution limit for 2024?", "401k max contribution 2024"),
+    ("How do I scale a Kubernetes deployment to 5 replicas?", "kubectl scale deployment 5 replicas"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
