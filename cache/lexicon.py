@@ -241,6 +241,8 @@ CANONICAL: dict[str, str] = {
     "flat": "flat", "author": "writer", "wrote": "write", "written": "write", "penned": "write",
     "writes": "write", "mobile": "phone", "cellphone": "phone", "smartphone": "phone", "cell": "phone",
     "pc": "computer", "automobile": "car", "vehicle": "car", "auto": "car", "toxic": "poison",
+    "turkiye": "turkey", "bunny": "rabbit", "bunnies": "rabbit", "choc": "chocolate", "ketogenic": "keto",
+    "sq": "square", "elevation": "altitude", "loss": "lose", "losses": "lose", "baggage": "luggage",
     # programming shorthand (each only ever means the long form in a question about code)
     "js": "javascript", "ts": "typescript", "py": "python", "k8s": "kubernetes", "db": "database",
     "kubectl": "kubernetes",
@@ -398,6 +400,7 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("united", "kingdom"): ("uk",), ("great", "britain"): ("uk",), ("new", "york", "city"): ("new_york",),
     ("new", "york"): ("new_york",), ("new", "york", "state"): ("new_york_state",),
     ("passport", "holder"): ("citizen",), ("passport", "holders"): ("citizen",),
+    ("checked", "bag"): ("checked", "luggage"), ("checked", "bags"): ("checked", "luggage"),
     **{(noun, "limit"): ("max", noun) for noun in "weight size contribution height length character word upload "
        "file attachment deposit withdrawal".split()},
     ("state", "of", "new", "york"): ("new_york_state",), ("los", "angeles"): ("los_angeles",),

@@ -566,6 +566,8 @@ SERVED = [
     ("Are all mushrooms poisonous?", "all mushrooms toxic?"),
     ("What is the 401k contribution limit for 2024?", "401k max contribution 2024"),
     ("How do I scale a Kubernetes deployment to 5 replicas?", "kubectl scale deployment 5 replicas"),
+    ("How many calories a day for weight loss?", "How many calories a day to lose weight?"),
+    ("checked bag weight limit united economy", "United economy checked luggage max weight"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
