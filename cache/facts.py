@@ -67,6 +67,7 @@ class Facts:
     ends: tuple[frozenset[str], frozenset[str]]  # (origins, destinations): "from X", "to Y"
     clock_places: frozenset[str]  # where a time of day is told: "9am in London", "3pm GMT" (`_clock_places`)
     places_in: frozenset[str]  # the terms right after "in" / "to" / "into": where, not who (`_places_in`)
+    eating: tuple[frozenset[str], frozenset[str]] | None  # (who eats, what): "Can dogs eat grapes?" (`_eating`)
     language: str | None
     intent: str | None  # the kind of answer the wording asks for (`intent_of`)
     acts: frozenset[str]  # what a request asks to do to a thing: create, read, count, delete, change (`acts_of`)
@@ -315,6 +316,27 @@ def _clock_places(tokens: list[str], canon: list[str], content: set[str], text: 
     return frozenset(places)
 
 
+_EAT, _SAFE = canonical("eat"), canonical("safe")
+
+
+def _eating(canon: list[str], terms: set[str]) -> tuple[frozenset[str], frozenset[str]] | None:
+    """(who eats, what is eaten) as "Can dogs eat grapes?" and "Are grapes safe for dogs?" both say it: the
+    terms before and after "eat", or after and before "safe for" (three words each way)."""
+    def near(lo: int, hi: int) -> frozenset[str]:
+        return frozenset(c for c in canon[max(lo, 0):hi] if c in terms and c not in (_EAT, _SAFE))
+
+    for i, c in enumerate(canon):
+        if c == _EAT:
+            eater, food = near(i - 3, i), near(i + 1, i + 4)
+        elif c == _SAFE and canon[i + 1:i + 2] == ["for"]:
+            eater, food = near(i + 2, i + 5), near(i - 3, i)
+        else:
+            continue
+        if eater and food:
+            return eater, food
+    return None
+
+
 # countries whose people the lexicon names by an adjective ("Americans", "a Canadian citizen")
 COUNTRIES = frozenset(canonical(w) for w in """
 usa uk england canada australia austria mexico brazil india switzerland ireland scotland belgium argentina
@@ -557,6 +579,7 @@ def analyse(text: str) -> Facts:
         ends=_ends(canon, content),
         clock_places=_clock_places(tokens, canon, content, text),
         places_in=_places_in(tokens, canon, content),
+        eating=_eating(canon, terms),
         language=language,
         intent=intent,
         acts=acts_of(raw),

@@ -340,6 +340,9 @@ def _beyond_context(unmatched: list[str], text: str) -> list[str]:
     return [t for t in unmatched if t not in context] if context else unmatched
 
 
+_EATING = frozenset({canonical("eat"), canonical("safe")})
+
+
 def verify_rules(query: str, cached: str) -> Verdict:
     """The lexical rules alone (the guard before the learned stage; kept for comparison and tests)."""
     a, b = analyse(query), analyse(cached)
@@ -469,11 +472,18 @@ def verify_rules(query: str, cached: str) -> Verdict:
         return Verdict(False, "direction", f"subject and object of '{min(swapped)}' swapped")
     if {a.self_role, b.self_role} == {"subject", "object"}:  # "What should I get my wife?" ≠ "… my wife get me?"
         return Verdict(False, "direction", f"the asker as {a.self_role} vs {b.self_role}")
+    eating = a.eating and b.eating and "comparison" not in (a.intent, b.intent)  # "plant-eating vs meat-eating"
+    if eating and (a.eating[0] & b.eating[1]) and (a.eating[1] & b.eating[0]) \
+            and not (a.eating[0] & b.eating[0]):  # "Can cats eat dog food?" ≠ "Is cat food safe for dogs?"
+        return Verdict(False, "direction", "who eats and what, swapped")
     shaped = shapes.conflict(sa, sb, a, b)  # order, roles, particles, tense, …
     if shaped:
         return Verdict(False, *shaped)
     missing, extra = unmatched_terms(query, cached)
     missing, extra = _beyond_context(missing, query), _beyond_context(extra, cached)
+    if eating and (a.eating[0] & b.eating[0]) and (a.eating[1] & b.eating[1]):
+        # "Can dogs eat grapes?" asks whether grapes are safe for dogs: the verb and "safe" say one thing
+        missing, extra = [t for t in missing if t not in _EATING], [t for t in extra if t not in _EATING]
     if {a.stage_asked, b.stage_asked} == {"age", "when"}:  # the age asked is the when
         missing, extra = [t for t in missing if t != "age"], [t for t in extra if t != "age"]
     if missing or extra:

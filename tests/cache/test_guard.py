@@ -341,6 +341,8 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("can canadians residing in the united states vote in american elections",
      "Can a Canadian living in the US still vote in Canadian elections?", "direction"),
     ("$85 minus 20%", "20% tip on $85", "terms"),
+    ("Can cats eat dog food?", "Is cat food safe for dogs?", "direction"),
+    ("Is it okay if my cat eats dog food?", "Can dogs eat cat food?", "direction"),
     ("convert 9 AM Eastern Standard Time to London time", "convert 9 AM Pacific Standard Time to London time",
      "direction"),
     ("How do I undo my last Git commit without losing my changes?", "How do I undo my last Git commit and lose my changes?",
@@ -568,6 +570,10 @@ SERVED = [
     ("How do I scale a Kubernetes deployment to 5 replicas?", "kubectl scale deployment 5 replicas"),
     ("How many calories a day for weight loss?", "How many calories a day to lose weight?"),
     ("checked bag weight limit united economy", "United economy checked luggage max weight"),
+    ("Can dogs eat grapes?", "Are grapes safe for dogs?"),  # who eats what, said two ways
+    ("Can dogs eat cat food?", "Is cat food safe for dogs?"),
+    ("How does a plant-eating animal differ from a meat-eating one?",
+     "What separates animals that eat plants from animals that eat meat?"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
