@@ -341,6 +341,8 @@ def _beyond_context(unmatched: list[str], text: str) -> list[str]:
 
 
 _EATING = frozenset({canonical("eat"), canonical("safe")})
+_INTAKE = frozenset(canonical(w) for w in ("intake", "consumption"))
+_TAKING = frozenset(canonical(w) for w in "drink eat have take consume".split())
 
 
 def verify_rules(query: str, cached: str) -> Verdict:
@@ -484,6 +486,12 @@ def verify_rules(query: str, cached: str) -> Verdict:
     if eating and (a.eating[0] & b.eating[0]) and (a.eating[1] & b.eating[1]):
         # "Can dogs eat grapes?" asks whether grapes are safe for dogs: the verb and "safe" say one thing
         missing, extra = [t for t in missing if t not in _EATING], [t for t in extra if t not in _EATING]
+    # an intake is how much is taken: "daily water intake" asks what "How much water should I drink a day?"
+    # asks (not "Why is my dog drinking so much water?", which asks no amount)
+    for y, mine, theirs in ((b, missing, extra), (a, extra, missing)):
+        if set(mine) & _INTAKE and "quantity" in y.question:
+            mine[:] = [t for t in mine if t not in _INTAKE]
+            theirs[:] = [t for t in theirs if t not in _TAKING]
     if {a.stage_asked, b.stage_asked} == {"age", "when"}:  # the age asked is the when
         missing, extra = [t for t in missing if t != "age"], [t for t in extra if t != "age"]
     if missing or extra:

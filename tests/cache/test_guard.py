@@ -342,6 +342,7 @@ REFUSED = [  # (query, cached, the check that must refuse)
      "Can a Canadian living in the US still vote in Canadian elections?", "direction"),
     ("$85 minus 20%", "20% tip on $85", "terms"),
     ("Can cats eat dog food?", "Is cat food safe for dogs?", "direction"),
+    ("Why is my dog drinking so much water?", "dog daily water intake", "terms"),  # no amount asked
     ("Is it okay if my cat eats dog food?", "Can dogs eat cat food?", "direction"),
     ("convert 9 AM Eastern Standard Time to London time", "convert 9 AM Pacific Standard Time to London time",
      "direction"),
@@ -574,6 +575,8 @@ SERVED = [
     ("Can dogs eat cat food?", "Is cat food safe for dogs?"),
     ("How does a plant-eating animal differ from a meat-eating one?",
      "What separates animals that eat plants from animals that eat meat?"),
+    ("How much water should an adult drink per day?", "daily water intake adult"),  # an intake is how much
+    ("How much sodium should I have per day?", "What is the recommended daily intake of sodium?"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
