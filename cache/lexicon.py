@@ -243,6 +243,7 @@ CANONICAL: dict[str, str] = {
     "pc": "computer", "automobile": "car", "vehicle": "car", "auto": "car", "toxic": "poison",
     "turkiye": "turkey", "bunny": "rabbit", "bunnies": "rabbit", "choc": "chocolate", "ketogenic": "keto",
     "sq": "square", "elevation": "altitude", "loss": "lose", "losses": "lose", "baggage": "luggage",
+    "unhealthy": "bad",
     # programming shorthand (each only ever means the long form in a question about code)
     "js": "javascript", "ts": "typescript", "py": "python", "k8s": "kubernetes", "db": "database",
     "kubectl": "kubernetes",
@@ -401,6 +402,8 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("new", "york"): ("new_york",), ("new", "york", "state"): ("new_york_state",),
     ("passport", "holder"): ("citizen",), ("passport", "holders"): ("citizen",),
     ("checked", "bag"): ("checked", "luggage"), ("checked", "bags"): ("checked", "luggage"),
+    **{(verb, "from"): ("origin",) for verb in ("come", "comes", "came", "originate", "originated")},
+    **{(verb, "things", "off"): ("procrastinate",) for verb in ("put", "putting", "puts")},
     **{(noun, "limit"): ("max", noun) for noun in "weight size contribution height length character word upload "
        "file attachment deposit withdrawal".split()},
     ("state", "of", "new", "york"): ("new_york_state",), ("los", "angeles"): ("los_angeles",),

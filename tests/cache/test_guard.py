@@ -577,6 +577,9 @@ SERVED = [
      "What separates animals that eat plants from animals that eat meat?"),
     ("How much water should an adult drink per day?", "daily water intake adult"),  # an intake is how much
     ("How much sodium should I have per day?", "What is the recommended daily intake of sodium?"),
+    ("croissant origin", "Which country did the croissant actually come from?"),
+    ("Is coffee bad for you?", "coffee unhealthy?"),
+    ("How do I stop procrastinating?", "How can I quit putting things off?"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
