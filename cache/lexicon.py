@@ -450,7 +450,7 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
     # costing nothing and keeping something, said with or without a negation
     ("without", "paying"): ("free",), ("no", "cost"): ("free",), ("free", "of", "charge"): ("free",),
     ("without", "losing"): ("keep",),
-    ("credited", "with"): (), ("the", "credit", "for"): (), ("wish", "someone"): ("say",),
+    ("credited", "with"): (), ("credited", "as"): (), ("the", "credit", "for"): (), ("wish", "someone"): ("say",),
     # a time zone is its abbreviation however it is written
     **{tuple(f"{region} {kind} time".split()): (f"{region[0]}{kind[0]}t",)
        for region in ("eastern", "central", "mountain", "pacific") for kind in ("standard", "daylight")},

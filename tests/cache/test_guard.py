@@ -557,6 +557,7 @@ SERVED = [
     ("As a percentage, how much do Americans usually tip servers at restaurants?",
      "Can you tell me the standard tipping percentage for a waiter in an American restaurant?"),
     ("Who is credited with inventing the telephone?", "Who invented the telephone?"),
+    ("Which person is usually credited as the inventor of the telephone?", "Who is credited with inventing the telephone?"),
     ("How do you wish someone happy birthday in Korean?", "happy birthday in korean"),
     ("How do I undo my last Git commit without losing my changes?", "git undo last commit but keep the changes"),
     ("How much of my UK pension can I take tax free?", "How much of my UK pension can I take tax-free?"),
