@@ -181,6 +181,7 @@ _IT = re.compile(r"\bIT\b")
 _CALCULUS = ((re.compile(r"∫"), " integral of "), (re.compile(r"\bd/d[a-z]\b"), " derivative of "))
 
 
+_DIGIT_LETTER = re.compile(r"\d[A-Za-z]")  # most texts have none: one cheap search decides
 _GLUED_UNIT = re.compile(r"(?<![^\W_])(\d+(?:\.\d+)?)([A-Za-z]{1,4})\b")
 
 
@@ -199,6 +200,9 @@ _WORD_OPERATOR = re.compile(r"(?<=[\d)])\s+(plus|minus|times|multiplied by|divid
 _WORD_OPERATORS = {"plus": "+", "minus": "-", "times": "*", "multiplied by": "*", "divided by": "/"}
 
 
+_OPERATOR_HINTS = ("plus", "minus", "times", " by ", "PLUS", "MINUS", "TIMES", "Plus", "Minus", "Times")  # cheap test
+
+
 def operators_in_symbols(text: str) -> str:
     return _WORD_OPERATOR.sub(lambda m: f" {_WORD_OPERATORS[m.group(1).lower()]} ", text)
 
@@ -209,8 +213,12 @@ _FREE_OF = re.compile(r"\b([^\W_]+)-free\b|\b(tax|duty|toll|sugar|gluten|fat|dai
                       r"interest|rent|fee|commission|smoke|debt|risk|cruelty)\s+free\b", re.I)
 
 
-_CONTRACTIONS = tuple((re.compile(pattern, re.I), full) for pattern, full in (
-    (r"\bi'm\b", "I am"), (r"'re\b", " are"), (r"'ll\b", " will"), (r"'ve\b", " have"), (r"'m\b", " ")))
+_CONTRACTION = re.compile(r"\b(i)'m\b|'(re|ll|ve|m)\b", re.I)
+_CONTRACTED = {"re": " are", "ll": " will", "ve": " have", "m": " "}
+
+
+def _written_out(match: re.Match) -> str:
+    return "I am" if match.group(1) else _CONTRACTED[match.group(2).lower()]
 
 
 def _thousands(match: re.Match) -> str:
@@ -268,15 +276,16 @@ def tokenize(text: str) -> list[str]:
         text = _METERS_PER_SECOND.sub(" meters per second ", text)
     if "-" in text or "−" in text:
         text = _NEGATIVE.sub(" minus ", text)
-    if "h" in text and _DAYS_IN_HOURS.search(text):
+    if ("hour" in text or "hrs" in text) and _DAYS_IN_HOURS.search(text):
         text = _DAYS_IN_HOURS.sub(lambda m: f"{int(m.group(1)) // 24} days", text)
     if _ANY_CLOCK.search(text):
         for pattern, replacement in _CLOCK:
             text = pattern.sub(replacement, text)
     for symbol, words in _CALCULUS:
         text = symbol.sub(words, text)
-    text = operators_in_symbols(text)
-    if _GLUED_UNIT.search(text):
+    if any(word in text for word in _OPERATOR_HINTS):
+        text = operators_in_symbols(text)
+    if _DIGIT_LETTER.search(text):
         text = _GLUED_UNIT.sub(_unglued, text)
     text = _US.sub(" USA ", text)
     # content words that are spelled like function words: the month, the legal document, the agency
@@ -284,7 +293,8 @@ def tokenize(text: str) -> list[str]:
     text = _WILL.sub(lambda m: f"{m.group(1) or ''} testament", text)
     if not text.isupper():
         text = _IT.sub(" infotech ", text)
-    text = _FREE_OF.sub(lambda m: f"without {m.group(1) or m.group(2)}", text)
+    if "free" in text or "Free" in text:
+        text = _FREE_OF.sub(lambda m: f"without {m.group(1) or m.group(2)}", text)
     # a form's or a plan's name is one word however it is written: "W-2" = "w2", "401(k)" = "401k"
     text = re.sub(r"\b([A-Z])-(\d+[A-Za-z]?)\b", r"\1\2", text)
     text = re.sub(r"\b(\d+)\(([a-z])\)", r"\1\2", text, flags=re.I)
@@ -294,8 +304,7 @@ def tokenize(text: str) -> list[str]:
     # written out where the word is known, so a quoted sentence reads alike either way ("I'm allergic" =
     # "I am allergic"); "'s" (a possessive too) and "'d" (had or would) are dropped
     if "'" in text:
-        for pattern, full in _CONTRACTIONS:
-            text = pattern.sub(full, text)
+        text = _CONTRACTION.sub(_written_out, text)
     text = re.sub(r"'(s|d)\b", " ", text, flags=re.I)
     tokens = _split(text)
     # only in English: French "dont" and German "im" are words of their own
