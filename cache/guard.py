@@ -25,7 +25,9 @@ once both texts were analysed — the analysis is cached per text):
                  word keeps its role: "What do koalas eat?" (object) is not "What eats koalas?" (subject);
                  names written more often on each side have not traded places ("a Canadian in the US …
                  Canadian taxes" ≠ "a US citizen in Canada … US taxes"); the asker is the subject or the
-                 object on both sides ("What should I get my wife?" ≠ "What should my wife get me?").
+                 object on both sides ("What should I get my wife?" ≠ "What should my wife get me?");
+                 two countries keep their roles ("Americans … in Canada" ≠ "a Canadian … in the US"),
+                 and so do an eater and a food ("Can cats eat dog food?" ≠ "Is cat food safe for dogs?").
    quoted      — quoted texts are the same, word for word, unless the question asks what they mean
                  ('spell "necessarily"' ≠ 'spell "necessary"'; hard, as 1–8).
 9. terms       — every specific term of either text (anything that is not a function, phrasing or
@@ -33,7 +35,9 @@ once both texts were analysed — the analysis is cached per text):
                  or a WordNet synonym of it does (`cache.synonyms`; "earth"/"world", "graph"/"chart").
                  Quoted words are always specific; units and languages need the word itself. Words
                  spelled like function words are terms where they name something: "the US", "in May",
-                 "a will", "IT", single letters ("vitamin K").
+                 "a will", "IT", single letters ("vitamin K"). Some words are read in their frame:
+                 "eat" and "safe" say one thing when the eater and the food agree, an "intake" is what
+                 a how-much question asks.
 10. light swap — "largest *city*" vs "largest *country*": light words may be added, never swapped.
 
 Checks 1–8 are hard vetoes. Every other pair goes to a small learned verifier (`verify`): the
