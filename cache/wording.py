@@ -293,7 +293,7 @@ def tokenize(text: str) -> list[str]:
     text = _WILL.sub(lambda m: f"{m.group(1) or ''} testament", text)
     if not text.isupper():
         text = _IT.sub(" infotech ", text)
-    if "free" in text or "Free" in text:
+    if "free" in text or "Free" in text or "FREE" in text:
         text = _FREE_OF.sub(lambda m: f"without {m.group(1) or m.group(2)}", text)
     # a form's or a plan's name is one word however it is written: "W-2" = "w2", "401(k)" = "401k"
     text = re.sub(r"\b([A-Z])-(\d+[A-Za-z]?)\b", r"\1\2", text)

@@ -562,6 +562,7 @@ SERVED = [
     ("How do I undo my last Git commit without losing my changes?", "git undo last commit but keep the changes"),
     ("How much of my UK pension can I take tax free?", "How much of my UK pension can I take tax-free?"),
     ("How do I convert a PDF to Word without paying?", "How do I convert a PDF to Word for free?"),
+    ("SUGAR-FREE cookie recipe", "sugar free cookie recipe"),
     ("What happens if you drink too much water?", "What happens when you drink too much water?"),
     ("What happens at a first therapy session?", "What is my first therapy session going to be like?"),
     ("350f to c", "What is 350 degrees Fahrenheit in Celsius?"),  # a glued F after a temperature
