@@ -171,7 +171,7 @@ def _ordered_pairs(canon: list[str], content: set[str]) -> set[tuple[str, str]]:
 
 def _substitutions(tokens: list[str], canon: list[str], content: set[str]) -> set[tuple[str, str]]:
     """(new, old) for a swap of one thing for another: "X instead of Y", "X in place of Y", "substitute
-    X for Y", "replace / swap / exchange Y with/for X" — "vegetable oil instead of olive oil" is the
+    X for Y", "replace / swap / exchange Y with/for X", "X … to replace Y" — "vegetable oil instead of olive oil" is the
     reverse of "olive oil instead of vegetable oil" (read like the order words above); a number names a
     side too ("replace a 3 prong outlet with a 2 prong" is the reverse of "… a 2 prong with a 3 prong")."""
     def near(lo: int, hi: int) -> set[str]:
@@ -186,13 +186,17 @@ def _substitutions(tokens: list[str], canon: list[str], content: set[str]) -> se
         elif tok in ("substitute", "replace", "swap", "exchange"):
             link = "with" if tok == "replace" else "for"
             j = next((k for k in range(i + 2, min(len(tokens), i + 6)) if tokens[k] == link), None)
+            if j is None and tok == "replace" and tokens[i - 1:i] == ["to"]:
+                new, old = near(i - 6, i - 1), near(i + 1, i + 6)  # "how much soda do I use to replace powder"
+                pairs.update((a, b) for a in new - old for b in old - new)
+                continue
             if j is None:
                 continue
-            first, second = near(i + 1, j), near(j + 1, j + 4)
+            first, second = near(i + 1, j), near(j + 1, j + 5)  # "for 1 tsp baking soda"
             new, old = (first, second) if tok == "substitute" else (second, first)
         else:
             continue
-        pairs.update((a, b) for a in new for b in old if a != b)
+        pairs.update((a, b) for a in new - old for b in old - new)  # what both sides name is no side
     return pairs
 
 

@@ -342,6 +342,9 @@ REFUSED = [  # (query, cached, the check that must refuse)
      "Can a Canadian living in the US still vote in Canadian elections?", "direction"),
     ("$85 minus 20%", "20% tip on $85", "terms"),
     ("Can cats eat dog food?", "Is cat food safe for dogs?", "direction"),
+    # probe R: "X … to replace Y" names the new thing first; what both sides of a swap name is neither side
+    ("How much baking soda do I use to replace 1 teaspoon of baking powder?",
+     "substitute baking powder for 1 tsp baking soda, how much", "direction"),
     ("Why is my dog drinking so much water?", "dog daily water intake", "terms"),  # no amount asked
     ("Is it okay if my cat eats dog food?", "Can dogs eat cat food?", "direction"),
     ("convert 9 AM Eastern Standard Time to London time", "convert 9 AM Pacific Standard Time to London time",
@@ -563,6 +566,7 @@ SERVED = [
     ("How much of my UK pension can I take tax free?", "How much of my UK pension can I take tax-free?"),
     ("How do I convert a PDF to Word without paying?", "How do I convert a PDF to Word for free?"),
     ("SUGAR-FREE cookie recipe", "sugar free cookie recipe"),
+    ("can i replace a 2 prong outlet with a 3 prong outlet", "swap 2-prong outlet for 3-prong, allowed?"),
     ("What happens if you drink too much water?", "What happens when you drink too much water?"),
     ("What happens at a first therapy session?", "What is my first therapy session going to be like?"),
     ("350f to c", "What is 350 degrees Fahrenheit in Celsius?"),  # a glued F after a temperature
