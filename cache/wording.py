@@ -188,7 +188,7 @@ _GLUED_UNIT = re.compile(r"(?<![^\W_])(\d+(?:\.\d+)?)([A-Za-z]{1,4})\b")
 def _unglued(match: re.Match) -> str:
     """"240km" → "240 km", so the number is read; other letters after digits stay one token ("1080p")."""
     number, unit = match.groups()
-    if unit.lower() in lx.GLUED_UNITS or unit in lx.GLUED_LOWER_UNITS or (unit in "FfCc" and len(number) >= 2):
+    if unit.lower() in lx.GLUED_UNITS or unit in lx.GLUED_LOWER_UNITS or (unit in ("F", "f", "C", "c") and len(number) >= 2):
         return f"{number} {unit}"  # "350F", "180C" (a one-digit "3F" may be a floor or a grade)
     return match.group(0)
 
@@ -200,10 +200,13 @@ _WORD_OPERATOR = re.compile(r"(?<=[\d)])\s+(plus|minus|times|multiplied by|divid
 _WORD_OPERATORS = {"plus": "+", "minus": "-", "times": "*", "multiplied by": "*", "divided by": "/"}
 
 
-_OPERATOR_HINTS = ("plus", "minus", "times", " by ", "PLUS", "MINUS", "TIMES", "Plus", "Minus", "Times")  # cheap test
+_OPERATOR_HINTS = ("plus", "minus", "times", "by")  # each match of _WORD_OPERATOR holds one, in lower case
 
 
 def operators_in_symbols(text: str) -> str:
+    low = text.lower()
+    if not any(word in low for word in _OPERATOR_HINTS):  # most texts say none: a substring test decides
+        return text
     return _WORD_OPERATOR.sub(lambda m: f" {_WORD_OPERATORS[m.group(1).lower()]} ", text)
 
 
@@ -283,8 +286,7 @@ def tokenize(text: str) -> list[str]:
             text = pattern.sub(replacement, text)
     for symbol, words in _CALCULUS:
         text = symbol.sub(words, text)
-    if any(word in text for word in _OPERATOR_HINTS):
-        text = operators_in_symbols(text)
+    text = operators_in_symbols(text)
     if _DIGIT_LETTER.search(text):
         text = _GLUED_UNIT.sub(_unglued, text)
     text = _US.sub(" USA ", text)
