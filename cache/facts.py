@@ -12,7 +12,7 @@ from functools import lru_cache
 from cache import lexicon as lx
 from cache import synonyms
 from cache.intents import acts_of, forms_of, intent_of, roles_of, self_role
-from cache.numerals import (OPERATION, OPERATOR, RANGE, VARIABLE_OPERATION, expression_operators, function_calls,
+from cache.numerals import (OPERATION, OPERATOR, RANGE, VARIABLE_OPERATION, coordinate_points, expression_operators, function_calls,
                             read_numbers, trailing_zero_decimals)
 from cache.wording import (CLOCK_TOKEN, QUANTITY_NOUNS, asking_sentence, canonical, code_spans, language_of,
                            light_stem, named_words, parse_number, phrased_tokens, quoted_spans, quoted_words,
@@ -74,6 +74,7 @@ class Facts:
     amount: str | None  # what a how-much question measures: count, measure, cost, amount (`_amount`)
     agent_asked: bool  # asks who through an agent noun alone, no "who" written: "odyssey author"
     operations: frozenset[tuple[str, str, str]]  # (div|pow|sub|ratio, left, right): "4/3" → ("div", "4", "3")
+    points: frozenset[tuple[float, ...]]  # coordinates as written: "(3, 2)" → (3.0, 2.0) (`coordinate_points`)
     operators: tuple[str, ...]  # a written expression's operators in order: "2x + 5 = 15" → ("+", "=")
     calls: frozenset[tuple[str, str]]  # named functions and their arguments: "sin(x^2)" → ("sin", "x^2")
     percent_asks: str | None  # what a percentage question asks for: the part, the whole or what is left
@@ -456,6 +457,11 @@ def _stage_asked(raw: list[str]) -> str | None:
     return None
 
 
+# a yes/no question followed by the amount it leads to: "… expire, and after how long?"
+_AMOUNT_FOLLOW_UP = re.compile(r"[?,;]\s*(?:and\s+)?(?:if\s+so,?\s+)?(?:after\s+|for\s+)?how\s+(?:many|much|long|often)\b[^?,;]*\??\s*$",
+                               re.I)
+
+
 def _asking_intent(text: str) -> str | None:
     """The intent of the sentence that asks, after full sentences of context (not after a colon or a dash,
     where the question leans on what came before: "Cleaning a cast iron skillet - what's the right method?")."""
@@ -501,7 +507,9 @@ def analyse(text: str) -> Facts:
             continue
         if tok in lx.NEGATORS or c in lx.NEGATORS:
             # "97 prime or not?", "and if not, how do they differ?", "not the same as": no claim negated
-            if not (tok == "not" and (tokens[i - 1:i] in (["or"], ["if"]) or tokens[i + 1:i + 3] == ["the", "same"])):
+            # "… compost, yes or no?" asks, it does not deny
+            if not (tok == "not" and (tokens[i - 1:i] in (["or"], ["if"]) or tokens[i + 1:i + 3] == ["the", "same"])
+                    or tok == "no" and tokens[i - 2:i] == ["yes", "or"]):
                 negations += 1
             continue
         if c in quoted or tok in named or (tok in said and tok in lx.COURTESY) or _data_noun(tokens, i):
@@ -521,6 +529,8 @@ def analyse(text: str) -> Facts:
     intent = intent_of(raw, text)
     if intent is None:  # context first: "Settling a bet. How tall is the tallest mountain?" asks in its second
         intent = _asking_intent(text)
+    if intent == "yesno" and _AMOUNT_FOLLOW_UP.search(text):
+        intent = "quantity"  # "does mars have any moons? how many" asks the number, which answers both
     amount = _amount(raw)
     # Words that narrow the question although the terms check would let one side add them
     extra_words: set[str] = set()
@@ -598,6 +608,7 @@ def analyse(text: str) -> Facts:
                              for pattern in (OPERATION, VARIABLE_OPERATION) for m in pattern.finditer(math))
         | frozenset(("range", m.group(1), m.group(2)) for m in RANGE.finditer(math)) | divisions,
         operators=expression_operators(math),
+        points=coordinate_points(text),
         calls=function_calls(text),
         code=code_spans(text),
         decimals=trailing_zero_decimals(text),

@@ -347,6 +347,42 @@ def _beyond_context(unmatched: list[str], text: str) -> list[str]:
 _EATING = frozenset({canonical("eat"), canonical("safe")})
 _INTAKE = frozenset(canonical(w) for w in ("intake", "consumption"))
 _TAKING = frozenset(canonical(w) for w in "drink eat have take consume".split())
+# "the human body" is the human, and "the body" a human's: "bones in the adult human body" = "How many bones
+# does a grown human have?", "normal body temperature" = "normal human body temperature"
+_MULTIPLY = canonical("multiply")  # "x^2 * sin(x)" = "x^2 sin x": a product written or not
+_BODY = frozenset(canonical(w) for w in "body human skeleton person".split())
+# a speed asked of a thing that moves: "How fast does light travel?" = "What is the speed of light?"
+_MOTION = frozenset(canonical(w) for w in "travel travels traveling travelling move moves moving run runs running go goes going".split())
+_SPEED = frozenset(canonical(w) for w in "speed fast fastest quickest velocity".split())
+# a formula is how a thing is calculated: "circle area formula" = "How do you calculate the area of a circle?"
+_FORMULA = canonical("formula")
+_CALCULATING = frozenset(canonical(w) for w in "calculate calculated calculating calculation compute computed".split())
+# cooking said by its method: "What's the microwave cooking time for a potato?" = "How long do I microwave …?"
+_COOK = canonical("cook")
+_COOKING_METHODS = frozenset(canonical(w) for w in "boil boiled boiling bake baked baking fry fried frying roast "
+                             "roasted roasting grill grilled grilling microwave microwaved microwaving steam steamed "
+                             "steaming poach poached simmer stovetop".split())
+
+
+def _implied(mine: list[str], theirs: list[str], x: Facts, y: Facts) -> list[str]:
+    """`mine` (terms of x that y lacks) less those y says in other words: the body of a human ("bones in the
+    human body" = "bones does a grown human have"), the motion whose speed both ask, the formula of what y
+    asks to calculate (with no "from" or "to" that a formula's name leaves open), the cooking that y names by
+    its method."""
+    if not mine:
+        return mine
+    kept = []
+    for t in mine:
+        if t in _BODY and (_BODY - {t}) & y.words:
+            continue
+        if t in _MOTION and (x.words | y.words) & _SPEED and not _MOTION.intersection(theirs):
+            continue
+        if t == _FORMULA and _CALCULATING & y.words and not any(y.ends):  # (not "… marks from the percentage")
+            continue
+        if t == _COOK and _COOKING_METHODS & y.words:
+            continue
+        kept.append(t)
+    return kept
 
 
 def verify_rules(query: str, cached: str) -> Verdict:
@@ -380,6 +416,8 @@ def verify_rules(query: str, cached: str) -> Verdict:
         for op, left, right in x.operations:
             if (op, right, left) in y.operations and (op, left, right) not in y.operations:
                 return Verdict(False, "numbers", f"{left} {op} {right} vs {right} {op} {left}")
+    if a.points and b.points and a.points != b.points:  # "through (3, 2) and (11, 6)" ≠ "… (2, 3) and (6, 11)"
+        return Verdict(False, "numbers", f"points {sorted(a.points)} vs {sorted(b.points)}")
     # "2x + 5 = 15" ≠ "2x - 5 = 15"; a product may be written without its "*" ("x^2 sin x" = "x^2 * sin(x)")
     if a.operators and b.operators and _unwritten_products(a.operators) != _unwritten_products(b.operators):
         return Verdict(False, "numbers", f"expression {' '.join(a.operators)} vs {' '.join(b.operators)}")
@@ -496,6 +534,9 @@ def verify_rules(query: str, cached: str) -> Verdict:
         if set(mine) & _INTAKE and "quantity" in y.question:
             mine[:] = [t for t in mine if t not in _INTAKE]
             theirs[:] = [t for t in theirs if t not in _TAKING]
+    if a.operators and b.operators:  # both write an expression, whose operators were compared above
+        missing, extra = [t for t in missing if t != _MULTIPLY], [t for t in extra if t != _MULTIPLY]
+    missing, extra = _implied(missing, extra, a, b), _implied(extra, missing, b, a)
     if {a.stage_asked, b.stage_asked} == {"age", "when"}:  # the age asked is the when
         missing, extra = [t for t in missing if t != "age"], [t for t in extra if t != "age"]
     if missing or extra:

@@ -17,7 +17,7 @@ _YES_NO_LEADS = frozenset("is are was were am can could do does did should will 
 _WH = frozenset("what which who whom whose when where why how whether".split())
 _WH_INTENT = {"who": "person", "whom": "person", "whose": "person", "when": "time", "where": "place",
               "why": "reason", "whether": "yesno"}
-_DESCRIBE = frozenset("describe explain define".split())
+_DESCRIBE = frozenset("describe explain define walk talk".split())  # "walk me through …" asks for an account
 _TELL = _DESCRIBE | {"tell"}
 _SIGNIFY = frozenset("indicate indicates signify signifies".split())
 _JUDGED = frozenset("considered deemed regarded".split())
@@ -153,6 +153,8 @@ def intent_of(raw: list[str], text: str) -> str | None:
         words = [first, words[be], *words[1:be], *words[be + 1:]]
     if first == "define" or words[-1] in ("meaning", "definition") or first in ("meaning", "definition"):
         return "definition"  # "define inflation", "ebitda meaning", "definition of a sonnet"
+    if first not in _WH and len(words) > 3 and words[-3:] == ["what", "to", "do"]:
+        return "howto"  # "nose bleeding what to do" asks what to do, not "Why does my nose keep bleeding?"
     if first not in _WH and len(words) > 1 and words[-1] == "explained":
         return "overview"  # "inflation explained" is "Explain inflation"
     # "List the months that have 31 days", "fat soluble vitamins list" name them; "How many …" counts them

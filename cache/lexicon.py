@@ -52,6 +52,7 @@ happen happens occur occurs
 contain contains hold holds equal equals make_up
 recipe
 convert conversion converting degree calculate calculation compute translate translation
+regular full
 """.split())
 # "fast/quick" are scaffold only as manner ("quick way to"); the superlatives below map speed
 # questions to a pole when they are about the subject ("fastest animal") — see FAST_SUBJECT_WORDS.
@@ -77,6 +78,7 @@ thing item object
 language
 version edition
 citizen citizens
+series rule rules
 """.split())
 
 NEGATORS = frozenset("""
@@ -153,7 +155,7 @@ HOW_ADJECTIVES = frozenset("many much long far old big tall high deep wide heavy
 REQUEST_PREFIXES = (("can", "you"), ("could", "you"), ("would", "you"), ("will", "you"), ("tell", "me"),
                     ("show", "me"), ("give", "me"), ("let", "me", "know"), ("help", "me", "understand"),
                     ("i", "want", "to", "know"), ("i", "would", "like", "to", "know"), ("do", "you", "know"),
-                    ("please",), ("explain",), ("describe",))
+                    ("please",), ("explain",), ("describe",), ("walk", "me", "through"), ("talk", "me", "through"))
 # Verbs after "Can you …" / "Could you …" that ask the assistant to do something ("Can you explain
 # recursion?"); any other verb there asks whether something can be done ("Can you freeze milk?", `intents`)
 ASKING_VERBS = frozenset("""
@@ -263,7 +265,7 @@ CANONICAL: dict[str, str] = {
     "pill": "medicine", "tablet": "medicine",
     "purchase": "buy", "acquire": "buy", "obtain": "get",
     "begin": "start", "commence": "start", "beginning": "start", "finish": "end", "conclude": "end",
-    "ended": "end", "ending": "end", "terminate": "kill", "stop": "stop",
+    "ended": "end", "ending": "end", "terminate": "kill", "terminal": "terminal", "terminals": "terminal", "stop": "stop",
     "construct": "build", "constructed": "build", "built": "build", "erect": "build", "erected": "build",
     "establish": "found", "established": "found", "founded": "found", "found": "found",
     "demolish": "destroy", "torn": "fall", "tear": "fall", "brought": "fall",
@@ -292,6 +294,12 @@ CANONICAL: dict[str, str] = {
     "say": "say",
     "location": "where", "located": "where", "situated": "where", "locate": "find",
     "formula": "formula", "equation": "formula", "calculate": "calculate", "compute": "calculate",
+    # words the stemmer would fold into another: a calculator is not a calculation ("gre calculator allowed?"
+    # is not "How long is the GRE?"), the converse of a theorem is no conversion, itemizing is no item
+    "calculator": "calculator", "calculators": "calculator", "converse": "converse",
+    "tvs": "television", "itemize": "itemize", "itemizing": "itemize", "itemized": "itemize", "itemise": "itemize",
+    "itemising": "itemize", "itemised": "itemize",
+    "regularly": "often",  # "how regularly" asks how often (the adjective "regular" is phrasing)
     "computed": "calculate", "work": "work", "worked": "calculate",
     "people": "person", "persons": "person", "population": "population", "populace": "population",
     "live": "live", "living": "live", "reside": "live",
@@ -332,7 +340,7 @@ CANONICAL: dict[str, str] = {
     "sorry": "apologize", "apology": "apologize", "apologise": "apologize",
     "inventor": "invent", "discoverer": "discover", "writer": "write", "painter": "paint",
     "composer": "compose", "founder": "found", "creator": "make",
-    "daily": "day", "weekly": "week", "monthly": "month", "yearly": "year", "annual": "year",
+    "daily": "day", "weekly": "week", "monthly": "month", "yearly": "year", "annual": "year", "annualized": "annualize", "annualised": "annualize",
     "annually": "year", "hourly": "hour",
     "membership": "subscription", "subscribe": "subscription",
     "gross_domestic_product": "gdp",
@@ -450,6 +458,25 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
     # costing nothing and keeping something, said with or without a negation
     ("without", "paying"): ("free",), ("no", "cost"): ("free",), ("free", "of", "charge"): ("free",),
     ("without", "losing"): ("keep",),
+    # "serves as" is "is": "Which city serves as Portugal's capital?"; "required to" is "have to"
+    **{(verb, "as"): () for verb in ("serve", "serves", "served", "serving")},
+    ("required", "to"): (),
+    # exclusion however it is said: "the closest star besides the Sun" = "… other than the Sun" = "apart from …"
+    ("besides",): ("except",), ("other", "than"): ("except",), ("apart", "from"): ("except",),
+    ("except", "for"): ("except",), ("excluding",): ("except",),
+    # declining said as an answer: "a polite way to say no to a wedding invite" = "politely decline …"
+    **{(verb, "no"): ("decline",) for verb in ("say", "says", "saying", "said", "rsvp")},
+    ("due", "date"): ("deadline",), ("due", "dates"): ("deadline",),
+    # asking to be guided: "Can you walk me through jump-starting a car?" = "How do I jump-start a car?"
+    ("walk", "me", "through"): (), ("talk", "me", "through"): (), ("walk", "us", "through"): (),
+    ("all", "purpose", "flour"): ("flour",),
+    ("plural", "form"): ("plural",), ("singular", "form"): ("singular",),
+    # who is behind a work made it: "Which writer is behind Pride and Prejudice?" = "Who wrote …?"
+    **{(agent, "behind"): (agent,) for agent in "writer author painter composer creator director designer "
+       "architect".split()},
+    # a size said with its word: "a medium-sized banana" = "a medium banana"
+    **{(adjective, noun): (adjective,) for adjective in "small medium large big average normal regular standard".split()
+       for noun in ("size", "sized")},
     ("credited", "with"): (), ("credited", "as"): (), ("the", "credit", "for"): (), ("wish", "someone"): ("say",),
     # a time zone is its abbreviation however it is written
     **{tuple(f"{region} {kind} time".split()): (f"{region[0]}{kind[0]}t",)
@@ -460,7 +487,7 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
     # a compound whose first word the stemmer would make light ("personal" → "person")
     ("personal", "computer"): ("personal_computer",), ("personal", "computers"): ("personal_computer",),
     ("make", "up"): ("make_up",), ("gross", "domestic", "product"): ("gdp",),
-    ("x",): ("multiply",), ("*",): ("multiply",),
+    ("*",): ("multiply",),  # "x" is a product only between numbers (`wording.tokenize`): "solve for x"
     ("for", "loop"): ("for_loop",), ("while", "loop"): ("while_loop",), ("do", "while"): ("do_while",),
     ("for", "each"): ("for_each",), ("if", "statement"): ("if_statement",),
 
@@ -527,7 +554,10 @@ right wing, right of way, general relativity, general election, general anesthes
 general practitioner, general strike, normal distribution, normal force, proper fraction, good friday,
 best man, fast food, fast fashion, main course, use case, milky way, standard deviation, standard error,
 standard time, standard model, standard deduction, standard library, standard form, standard input,
-standard output, standard of living, standard shipping, standard normal, gold standard
+standard output, standard of living, standard shipping, standard normal, gold standard,
+regular polygon, regular hexagon, regular pentagon, regular octagon, regular season, regular verb,
+full moon, full time, full stop, full house, full stack, full text, full screen, golden rule,
+golden mean, golden ratio, time series, rule of thumb, rule of law, home rule, slide rule, rule utilitarianism, form factor
 """
 # the same words: "heart rate" = "pulse", "rich in" = "high in", "how far away" = "how far"
 PHRASES.update({("heart", "rate"): ("heart_rate",), ("rich", "in"): ("high", "in"), ("far", "away"): ("far",),

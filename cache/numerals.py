@@ -34,6 +34,18 @@ def trailing_zero_decimals(text: str) -> tuple[str, ...]:
                         if m.group(1) or m.group(2).lower() not in lx.FUNCTION))
 
 
+# A point's coordinates in order: "(3, 2)" is not "(2, 3)", though both have the numbers 2 and 3
+_POINT = re.compile(r"\(\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)(?:\s*,\s*(-?\d+(?:\.\d+)?))?\s*\)")
+
+
+def coordinate_points(text: str) -> frozenset[tuple[float, ...]]:
+    """The points written as coordinates in brackets ("the line through (3, 2) and (11, 6)"), each a tuple
+    in the order written; which point comes first does not matter to the answer, the order within one does."""
+    if "(" not in text:
+        return frozenset()
+    return frozenset(tuple(float(v) for v in m.groups() if v is not None) for m in _POINT.finditer(text))
+
+
 # The operators of a written expression, in order: "2x + 5 = 15" has (+, =), "2x - 5 = 15" (-, =). An
 # operator counts between two operands that are numbers, single-letter variables, brackets or a named
 # function ("x^2 / sin(x)"), so "x-ray", "tram-train" and "COVID-19" have none.

@@ -523,7 +523,10 @@ def conflict(a: Shape, b: Shape, fa: Facts, fb: Facts) -> tuple[str, str] | None
         return "terms", f"symbols {' '.join(sorted(a.symbols))} vs {' '.join(sorted(b.symbols))}"
     if a.amounts and b.amounts and not (a.amounts & b.amounts):
         return "question", f"{'/'.join(sorted(a.amounts))} vs {'/'.join(sorted(b.amounts))} of them"
-    if a.modality and b.modality and not (a.modality & b.modality):
+    modality_a, modality_b = a.modality, b.modality
+    if "quantity" in fa.question and "quantity" in fb.question:  # "how often do I need to water it" = "… should I …"
+        modality_a, modality_b = (frozenset("should" if m == "must" else m for m in x) for x in (a.modality, b.modality))
+    if modality_a and modality_b and not (modality_a & modality_b):
         return "question", f"{'/'.join(sorted(a.modality))} vs {'/'.join(sorted(b.modality))}"
     if a.only != b.only:
         return "question", "'only' on one side"

@@ -203,6 +203,9 @@ _WORD_OPERATORS = {"plus": "+", "minus": "-", "times": "*", "multiplied by": "*"
 _OPERATOR_HINTS = ("plus", "minus", "times", "by")  # each match of _WORD_OPERATOR holds one, in lower case
 
 
+_TIMES_X = re.compile(r"(?<=\d)\s+[xX]\s+(?=\d)")
+
+
 def operators_in_symbols(text: str) -> str:
     low = text.lower()
     if not any(word in low for word in _OPERATOR_HINTS):  # most texts say none: a substring test decides
@@ -287,6 +290,8 @@ def tokenize(text: str) -> list[str]:
     for symbol, words in _CALCULUS:
         text = symbol.sub(words, text)
     text = operators_in_symbols(text)
+    if " x " in text or " X " in text:  # "7 x 8" is a product; "solve for x" names a variable
+        text = _TIMES_X.sub(" × ", text)
     if _DIGIT_LETTER.search(text):
         text = _GLUED_UNIT.sub(_unglued, text)
     text = _US.sub(" USA ", text)
@@ -400,11 +405,35 @@ def code_spans(text: str) -> tuple[str, ...]:
     return tuple(sorted({" ".join(m.group(1).split()) for m in CODE_SPAN.finditer(text)} - {""}))
 
 
+_KEEP = frozenset("keep keeps kept keeping".split())
+# nouns and adjectives spelled like a participle, which "keep" stores rather than repeats ("keep cooking oil")
+_ING_NOUNS = frozenset("""cooking baking drinking sparkling frosting stuffing dressing stocking clothing bedding
+filling icing pudding dumpling seasoning topping wedding building setting ceiling morning evening something
+anything everything nothing thing things king ring rings spring string strings wing wings sibling siblings
+sterling shopping parking camping fishing hunting swimming running housing heating""".split())
+
+
+def _without_aspectual_keep(tokens: list[str]) -> list[str]:
+    """Drop a "keep" that says something goes on happening ("my breaker keeps tripping", "it keeps on
+    crashing"): the question is why it trips, and "keep" would otherwise read as "store"."""
+    if not _KEEP.intersection(tokens):
+        return tokens
+    out = []
+    for i, tok in enumerate(tokens):
+        if tok in _KEEP:
+            j = i + 2 if tokens[i + 1:i + 2] == ["on"] else i + 1
+            after = tokens[j] if j < len(tokens) else ""
+            if len(after) > 5 and after.endswith("ing") and after not in _ING_NOUNS:
+                continue
+        out.append(tok)
+    return out
+
+
 @lru_cache(maxsize=65536)
 def phrased_tokens(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(tokens, tokens with multi-word phrases rewritten): shared by `analyse` and `surface`, which
     would otherwise tokenize every new text twice on the hit path."""
-    raw = tokenize(text)
+    raw = _without_aspectual_keep(tokenize(text))
     return tuple(raw), tuple(_apply_phrases(raw))
 
 
