@@ -12,10 +12,11 @@ from functools import lru_cache
 from cache import lexicon as lx
 from cache import synonyms
 from cache.intents import acts_of, forms_of, intent_of, roles_of, self_role
-from cache.numerals import (OPERATION, OPERATOR, RANGE, VARIABLE_OPERATION, coordinate_points, expression_operators, function_calls,
-                            read_numbers, trailing_zero_decimals)
+from cache.numerals import (OPERATION, OPERATOR, RANGE, VARIABLE_OPERATION, coordinate_points, expression_operators,
+                            function_calls, read_numbers, trailing_zero_decimals)
 from cache.wording import (CLOCK_TOKEN, QUANTITY_NOUNS, asking_sentence, canonical, code_spans, language_of,
-                           light_stem, named_words, parse_number, phrased_tokens, quoted_spans, quoted_words,
+                           light_stem, named_words, parse_number, phrased_tokens, powers_in_symbols, quoted_spans,
+                           quoted_words,
                            said_words, tokenize, year_spans_read)
 
 QUESTION_TYPES = {"who": "person", "whom": "person", "when": "time", "where": "place", "why": "reason",
@@ -561,7 +562,7 @@ def analyse(text: str) -> Facts:
     content = terms | light
     forms, mentioned_forms = forms_of(raw)
     subject_of, object_of = roles_of(raw, canon)
-    math = year_spans_read(text)  # "2024/25" is a tax year, not a division
+    math = year_spans_read(powers_in_symbols(text))  # "2024/25" is a tax year, not a division; "x squared" is x^2
     return Facts(
         words=frozenset(canon) | frozenset(tokens) | extra_words,
         agent_asked=agent_noun and not ({"who", "whom", "whose"} & set(tokens)),

@@ -364,6 +364,21 @@ _COOKING_METHODS = frozenset(canonical(w) for w in "boil boiled boiling bake bak
                              "steaming poach poached simmer stovetop".split())
 
 
+_SWAPPED_ALIKE = frozenset(frozenset((canonical(a), canonical(b))) for a, b in lx.SWAPPED_ALIKE)
+
+
+def _swapped_alike(missing: list[str], extra: list[str]) -> tuple[list[str], list[str]]:
+    """Both lists less each pair of words that say one thing (`lexicon.SWAPPED_ALIKE`), one on each side."""
+    if not (missing and extra):
+        return missing, extra
+    for m in list(missing):
+        e = next((e for e in extra if frozenset((m, e)) in _SWAPPED_ALIKE), None)
+        if e is not None:
+            missing = [t for t in missing if t != m]
+            extra = [t for t in extra if t != e]
+    return missing, extra
+
+
 def _implied(mine: list[str], theirs: list[str], x: Facts, y: Facts) -> list[str]:
     """`mine` (terms of x that y lacks) less those y says in other words: the body of a human ("bones in the
     human body" = "bones does a grown human have"), the motion whose speed both ask, the formula of what y
@@ -537,6 +552,7 @@ def verify_rules(query: str, cached: str) -> Verdict:
     if a.operators and b.operators:  # both write an expression, whose operators were compared above
         missing, extra = [t for t in missing if t != _MULTIPLY], [t for t in extra if t != _MULTIPLY]
     missing, extra = _implied(missing, extra, a, b), _implied(extra, missing, b, a)
+    missing, extra = _swapped_alike(missing, extra)
     if {a.stage_asked, b.stage_asked} == {"age", "when"}:  # the age asked is the when
         missing, extra = [t for t in missing if t != "age"], [t for t in extra if t != "age"]
     if missing or extra:

@@ -471,6 +471,7 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("walk", "me", "through"): (), ("talk", "me", "through"): (), ("walk", "us", "through"): (),
     ("all", "purpose", "flour"): ("flour",),
     ("plural", "form"): ("plural",), ("singular", "form"): ("singular",),
+    ("top", "row"): ("first", "row"),  # a sheet's top row is its first ("freeze the top row" = "… first row")
     # who is behind a work made it: "Which writer is behind Pride and Prejudice?" = "Who wrote …?"
     **{(agent, "behind"): (agent,) for agent in "writer author painter composer creator director designer "
        "architect".split()},
@@ -542,6 +543,17 @@ OUTPUT_FORMS = {form: (_patterns(request), _patterns(mention) if mention else ()
     "examples": ("with examples,with an example,with example,with code examples", "example,examples"),
     "answers": ("with answers,with the answers,with solutions,answer key", "answer,answers,solution,solutions"),
 }.items()}
+
+# Words that say one thing when each text has the one the other lacks, and nothing else differs: "How do I
+# change a flat tire?" = "… replace a flat tyre?", "Does vinegar kill mold?" = "Can vinegar get rid of mold?".
+# Only as such a swap (never merged: "replace X with Y" and "kill" keep their own readings elsewhere).
+SWAPPED_ALIKE = [tuple(pair.split("~")) for pair in """
+change~replace change~update fix~patch safe~bad safe~poison kill~delete clean~delete bake~oven
+derivative~differentiate cancel~end stop~disable interval~often shot~vaccine deck~pack drip~leaky
+length~size distance~length limit~max error~status job~position solve~x launch~release exercise~training
+recover~back age~old f~fahrenheit c~celsius order~sequence order~sort cancel~stop job~role prop~proprietorship
+st~stone fraudulent~scam antiderivative~integral dissolve~soluble length~long difference~gap title~win
+""".split()]
 
 # Terms that start with a phrasing word ("common", "proper", "simple", "right", "general", "normal"…),
 # which would otherwise be dropped: "What is a common noun?" and "What is a proper noun?" would both

@@ -55,6 +55,20 @@ _CLOCK = tuple((re.compile(pattern, re.I), replacement) for pattern, replacement
     (r"\b24[- ]?(?:hours|hrs)\b|\b24[- ]?(?:hour|hr|h) period\b", "one day"),
 ))
 # whole days written as hours are those days ("48 hours" = "2 days"); 24 hours is the clock's reading above
+_SQUARED = re.compile(r"(?<![^\W\d_])([a-z]|\d+(?:\.\d+)?)\s+(squared|cubed)\b", re.I)
+_TO_THE = re.compile(r"(?<![^\W\d_])([a-z]|\d+(?:\.\d+)?) to the (?:([a-z])|(\d+)(?:st|nd|rd|th)?)(?: power)?"
+                     r"(?![^\W\d_])", re.I)
+_TWO_FACTOR = re.compile(r"\b(?:two|2)[- ]?(?:factor|step)(?:\s+(?:authentication|auth|verification))?\b", re.I)
+# a whole larger unit said in the smaller: "over 12 months" = "over a year" (a number counts only the unit
+# it is written with, so the two would differ)
+_WHOLE_UNIT = re.compile(r"\b(?:(12|twelve)[- ]months?|(7|seven)[- ]days?|(24)[- ]?hours?(?![- ]?(?:clock|format|time))|"
+                         r"(60|sixty)[- ]minutes?)\b", re.I)
+
+
+def _whole_unit(match: re.Match) -> str:
+    return (" a year ", " a week ", " a day ", " an hour ")[next(i for i, g in enumerate(match.groups()) if g)]
+
+
 _DAYS_IN_HOURS = re.compile(r"\b(48|72|96|120|144|168)(?:[- ]?(?:hours|hrs)|-hour)\b", re.I)
 # a minus sign written before a number makes it negative ("-100°F", "2 to the power of -10"), not a dash
 # between two things ("x - 1", "5-10 days")
@@ -264,6 +278,16 @@ _FROM_DATE = re.compile(r"\bfrom(?=\s+(?:\d{1,2}(?:st|nd|rd|th)?\s+)?(?:jan|feb|
                         r"[a-z]*\.?\s+(?:\d{1,2}(?:st|nd|rd|th)?,?\s+)?(?:19|20)\d{2}\b)", re.I)
 
 
+def powers_in_symbols(text: str) -> str:
+    """"x squared" written "x^2", "5 cubed" "5^3", "2 to the x" "2^x", "10 to the 3rd power" "10^3": one
+    expression however it is said ("to the power of" is read as an operation of its own)."""
+    if "squared" in text or "cubed" in text:
+        text = _SQUARED.sub(lambda m: f"{m.group(1)}^{2 if m.group(2).lower() == 'squared' else 3}", text)
+    if " to the " in text:
+        text = _TO_THE.sub(lambda m: f"{m.group(1)}^{m.group(2) or m.group(3)}", text)
+    return text
+
+
 def year_spans_read(text: str) -> str:
     """The text with each year span written as two numbers ("2024/25" → "2024 25"): no division, no
     subtraction for the expression readings."""
@@ -284,6 +308,11 @@ def tokenize(text: str) -> list[str]:
         text = _NEGATIVE.sub(" minus ", text)
     if ("hour" in text or "hrs" in text) and _DAYS_IN_HOURS.search(text):
         text = _DAYS_IN_HOURS.sub(lambda m: f"{int(m.group(1)) // 24} days", text)
+    text = powers_in_symbols(text)
+    if "factor" in text or "step" in text:  # "two-factor authentication" is "2FA"
+        text = _TWO_FACTOR.sub(" 2fa ", text)
+    if "month" in text or "days" in text or "hours" in text or "minutes" in text:
+        text = _WHOLE_UNIT.sub(_whole_unit, text)
     if _ANY_CLOCK.search(text):
         for pattern, replacement in _CLOCK:
             text = pattern.sub(replacement, text)
