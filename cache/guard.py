@@ -396,6 +396,9 @@ def _implied(mine: list[str], theirs: list[str], x: Facts, y: Facts) -> list[str
             continue
         if t == _COOK and _COOKING_METHODS & y.words:
             continue
+        # what is taken, against how much of it: "How much protein should I eat?" = "How much protein do I need?"
+        if t in _TAKING and x.amount and y.amount and not _TAKING.intersection(theirs):
+            continue
         kept.append(t)
     return kept
 

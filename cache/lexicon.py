@@ -84,7 +84,7 @@ series rule rules
 NEGATORS = frozenset("""
 not no never without none nothing nobody nowhere neither nor cannot can't won't don't doesn't didn't
 isn't aren't wasn't weren't shouldn't wouldn't couldn't hasn't haven't hadn't mustn't needn't n't
-avoid
+avoid prevent prevents preventing prevented prevention ignore ignoring ignored neglect neglecting
 """.split())
 
 # Antonym poles. A word on one pole facing a word on the other pole is a contradiction; a pole word
@@ -297,7 +297,7 @@ CANONICAL: dict[str, str] = {
     # words the stemmer would fold into another: a calculator is not a calculation ("gre calculator allowed?"
     # is not "How long is the GRE?"), the converse of a theorem is no conversion, itemizing is no item
     "calculator": "calculator", "calculators": "calculator", "converse": "converse",
-    "tvs": "television", "itemize": "itemize", "itemizing": "itemize", "itemized": "itemize", "itemise": "itemize",
+    "tvs": "television", "forgot": "forget", "forgotten": "forget", "itemize": "itemize", "itemizing": "itemize", "itemized": "itemize", "itemise": "itemize",
     "itemising": "itemize", "itemised": "itemize",
     "regularly": "often",  # "how regularly" asks how often (the adjective "regular" is phrasing)
     "computed": "calculate", "work": "work", "worked": "calculate",
@@ -332,7 +332,7 @@ CANONICAL: dict[str, str] = {
     "substitute": "replace", "replacement": "replace", "instead": "replace", "swap": "replace",
     "swapping": "replace", "replace": "replace", "alternative": "replace",
     "dedupe": "dedupe", "duplicate": "duplicate",
-    "times": "multiply", "multiplied": "multiply", "×": "multiply", "product": "multiply",
+    "time": "time", "times": "time", "timing": "time", "productivity": "productivity", "productive": "productivity", "multiplied": "multiply", "×": "multiply", "product": "multiply",
     "divided": "divide", "quotient": "divide", "sum": "plus", "subtract": "minus", "subtracted": "minus",
     "temp": "temperature", "inhabitants": "population", "inhabitant": "population",
     "residents": "population", "resident": "population",
@@ -471,6 +471,21 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("walk", "me", "through"): (), ("talk", "me", "through"): (), ("walk", "us", "through"): (),
     ("all", "purpose", "flour"): ("flour",),
     ("plural", "form"): ("plural",), ("singular", "form"): ("singular",),
+    # said with or without a negation: "not blank" = "non-empty", "can't remember" = "forgot", "unable to" =
+    # "can't", "eggless" = "without eggs", "on an empty stomach" = "without food", "hardly any" = "almost no"
+    **{(neg, word): ("nonblank",) for neg in ("not", "non") for word in ("blank", "empty")},
+    **{(*neg, verb): ("forget",) for neg in (("can", "not"), ("cannot",), ("do", "not"), ("could", "not"))
+       for verb in ("remember", "recall")},
+    ("unable", "to"): ("can", "not"), ("empty", "stomach"): ("without", "food"),
+    ("hardly", "any"): ("little",), ("barely", "any"): ("little",), ("almost", "no"): ("little",),
+    **{(f"{noun}less",): ("without", noun) for noun in "egg sugar meat bone skin seed".split()},
+    # a name's part the other leaves out: "FIFA World Cup" = "World Cup", "legal drinking age" = "drinking age"
+    ("fifa", "world", "cup"): ("world", "cup"),
+    **{("legal", verb, "age"): (verb, "age") for verb in ("drinking", "driving", "voting", "smoking", "gambling")},
+    ("word", "that", "means", "the", "opposite"): ("opposite",),  # not a synonym ("… means" alone is)
+    # a file named by its format: "export contacts as CSV" = "… to a CSV file"
+    **{(kind, noun): (kind,) for kind in "csv pdf zip xlsx docx png jpg jpeg mp3 mp4 excel word "
+       "image audio video".split() for noun in ("file", "files")},
     ("top", "row"): ("first", "row"),  # a sheet's top row is its first ("freeze the top row" = "… first row")
     # who is behind a work made it: "Which writer is behind Pride and Prejudice?" = "Who wrote …?"
     **{(agent, "behind"): (agent,) for agent in "writer author painter composer creator director designer "
@@ -552,7 +567,7 @@ change~replace change~update fix~patch safe~bad safe~poison kill~delete clean~de
 derivative~differentiate cancel~end stop~disable interval~often shot~vaccine deck~pack drip~leaky
 length~size distance~length limit~max error~status job~position solve~x launch~release exercise~training
 recover~back age~old f~fahrenheit c~celsius order~sequence order~sort cancel~stop job~role prop~proprietorship
-st~stone fraudulent~scam antiderivative~integral dissolve~soluble length~long difference~gap title~win
+st~stone fraudulent~scam antiderivative~integral dissolve~soluble length~long difference~gap title~win beat~defeat
 """.split()]
 
 # Terms that start with a phrasing word ("common", "proper", "simple", "right", "general", "normal"…),
