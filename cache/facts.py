@@ -75,6 +75,7 @@ class Facts:
     amount: str | None  # what a how-much question measures: count, measure, cost, amount (`_amount`)
     agent_asked: bool  # asks who through an agent noun alone, no "who" written: "odyssey author"
     operations: frozenset[tuple[str, str, str]]  # (div|pow|sub|ratio, left, right): "4/3" → ("div", "4", "3")
+    sides: tuple[str, ...]  # the order in which the asker's side ("we", "our") and another's ("they") are named
     points: frozenset[tuple[float, ...]]  # coordinates as written: "(3, 2)" → (3.0, 2.0) (`coordinate_points`)
     operators: tuple[str, ...]  # a written expression's operators in order: "2x + 5 = 15" → ("+", "=")
     calls: frozenset[tuple[str, str]]  # named functions and their arguments: "sin(x^2)" → ("sin", "x^2")
@@ -463,6 +464,22 @@ _AMOUNT_FOLLOW_UP = re.compile(r"[?,;]\s*(?:and\s+)?(?:if\s+so,?\s+)?(?:after\s+
                                re.I)
 
 
+_OUR_SIDE = frozenset("we us our ours ourselves".split())
+_THEIR_SIDE = frozenset("they them their theirs themselves".split())
+
+
+def _sides(raw: list[str]) -> tuple[str, ...]:
+    """The turns between the asker's side and another's, as named ("We're signing an NDA. We'll share our
+    data with them" → we, they; "… They'll share their data with us" → we, they, we); () when the text
+    names only one side."""
+    order: list[str] = []
+    for w in raw:
+        side = "we" if w in _OUR_SIDE else "they" if w in _THEIR_SIDE else None
+        if side and order[-1:] != [side]:
+            order.append(side)
+    return tuple(order) if len(set(order)) == 2 else ()
+
+
 def _asking_intent(text: str) -> str | None:
     """The intent of the sentence that asks, after full sentences of context (not after a colon or a dash,
     where the question leans on what came before: "Cleaning a cast iron skillet - what's the right method?")."""
@@ -610,6 +627,7 @@ def analyse(text: str) -> Facts:
         | frozenset(("range", m.group(1), m.group(2)) for m in RANGE.finditer(math)) | divisions,
         operators=expression_operators(math),
         points=coordinate_points(text),
+        sides=_sides(raw),
         calls=function_calls(text),
         code=code_spans(text),
         decimals=trailing_zero_decimals(text),

@@ -344,6 +344,7 @@ def _beyond_context(unmatched: list[str], text: str) -> list[str]:
     return [t for t in unmatched if t not in context] if context else unmatched
 
 
+_DEICTIC = frozenset(("here", "there"))
 _EATING = frozenset({canonical("eat"), canonical("safe")})
 _INTAKE = frozenset(canonical(w) for w in ("intake", "consumption"))
 _TAKING = frozenset(canonical(w) for w in "drink eat have take consume".split())
@@ -523,6 +524,15 @@ def verify_rules(query: str, cached: str) -> Verdict:
     if (a.places_in and b.places_in and not (a.places_in & b.places_in)
             and a.places_in <= countries_named(b.words) and b.places_in <= countries_named(a.words)):
         return Verdict(False, "direction", f"in {sorted(a.places_in)} vs in {sorted(b.places_in)}")
+    # a time told "here" or "there" names its place only through the asker: "… I'm in New York — what time is it
+    # there when it's 9am here?" is not "If it's 9am in London, what time is it in New York?"
+    for x, y in ((a, b), (b, a)):
+        if x.clocks and _DEICTIC & x.words and y.clock_places and not _DEICTIC & y.words:
+            return Verdict(False, "direction", f"a time told here or there vs in {sorted(y.clock_places)}")
+    # the asker's side and the other's, traded: "We'll be sharing our data with them" ≠ "They'll be sharing
+    # their data with us"
+    if a.sides and b.sides and a.sides != b.sides:
+        return Verdict(False, "direction", f"{' then '.join(a.sides)} vs {' then '.join(b.sides)}")
     if a.clock_places and b.clock_places and not (a.clock_places & b.clock_places):
         return Verdict(False, "direction", f"a time told in {sorted(a.clock_places)} vs {sorted(b.clock_places)}")
     b_ordered = _in_words_of(b.ordered, a.ordered)

@@ -279,6 +279,11 @@ def _form_index() -> dict[str, list[tuple[str, tuple[str, ...], bool | None]]]:
 _FORM_INDEX = _form_index()
 
 
+# what lays an answer out "in a table" (not "count the rows in a table")
+_TABLE_VERBS = lx.CREATE_VERBS | frozenset("compare show put present list summarize summarise organize organise format "
+                                          "display lay".split())
+
+
 def forms_of(raw: list[str]) -> tuple[frozenset[str], frozenset[str]]:
     """(forms the request asks its answer to take, forms it mentions at all), from `lexicon.OUTPUT_FORMS`
     and `CREATED_FORMS`: "Write a haiku about …" requests a haiku, "autumn leaves haiku" mentions one. A
@@ -289,7 +294,8 @@ def forms_of(raw: list[str]) -> tuple[frozenset[str], frozenset[str]]:
             if tuple(raw[i:i + len(pattern)]) != pattern:
                 continue
             mentioned.add(form)
-            if created is False or (created and any(w in lx.CREATE_VERBS for w in raw[max(0, i - 4):i])):
+            asking = _TABLE_VERBS if form == "table" else lx.CREATE_VERBS
+            if created is False or (created and any(w in asking for w in raw[max(0, i - 4):i])):
                 requested.add(form)
     return frozenset(requested), frozenset(mentioned)
 

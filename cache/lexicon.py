@@ -542,14 +542,17 @@ CREATED_FORMS = {form: _patterns(patterns) for form, patterns in {
     "email": "email,emails,e mail",
     "joke": "joke,jokes,pun,puns",
     "tweet": "tweet,tweets",
+    # asked to make one, not the one the asker is preparing for ("for the office quiz", "on my worksheet")
+    "quiz": "quiz,quizzes,flashcard,flashcards,worksheet,worksheets",
+    "table": "in a table",  # "give me … in a table", not "count the rows in a table"
 }.items()}
 CREATE_VERBS = frozenset("write compose draft create generate make give tell craft pen produce come".split())
 # Other forms: (patterns that request the form, further words that only mention it).
 OUTPUT_FORMS = {form: (_patterns(request), _patterns(mention) if mention else ()) for form, (request, mention) in {
     "summary": ("summarize,summarise,summarizing,summarising,sum up,summary of,synopsis of,recap of,tldr,tl dr",
                 "summary,summaries,synopsis,recap"),
-    "table": ("in a table,as a table,table format,markdown table", ""),
-    "quiz": ("quiz,quizzes,flashcard,flashcards,worksheet", ""),
+    "table": ("as a table,table format,markdown table,tabular form,tabulate", ""),
+    "quiz": ("quiz me", ""),
     "bullets": ("bullet point,bullet points,bulleted,bullet list", ""),
     "brief": ("briefly,brief,concise,concisely,succinct,succinctly,in a nutshell,in one sentence,"
               "in a single sentence,one sentence,in one line,one line,in one paragraph,one paragraph,"

@@ -17,7 +17,8 @@ WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # code operators are tokens (and terms): "== vs ===" is not "!= vs !=="
 _TOKEN = re.compile(r"===|!==|==|!=|&&|\|\||=>|->|c\+\+|c#|f#|\.net|[^\W_]+(?:\.\d+|,\d{3}(?!\d))*|[$€£¥%°×*]",
                     re.UNICODE | re.IGNORECASE)
-_QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|«([^»]+)»|'([^']{2,})'|‘([^’]+)’")
+# a single quote opens and closes only beside a non-letter: not the apostrophes of "What's … I'm"
+_QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|«([^»]+)»|(?<![^\W_])'([^']{2,})'(?![^\W_])|‘([^’]+)’")
 _DIGITS = re.compile(r"^\d+(?:[.,]\d+)*$")
 _MAX_PHRASE = max(len(k) for k in lx.PHRASES)
 # A superscript is a power: "x²" reads as "x^2" here and in `numerals.expression_operators`.
