@@ -525,9 +525,7 @@ def analyse(text: str) -> Facts:
             continue
         if tok in lx.NEGATORS or c in lx.NEGATORS:
             # "97 prime or not?", "and if not, how do they differ?", "not the same as": no claim negated
-            # "… compost, yes or no?" asks, it does not deny
-            if not (tok == "not" and (tokens[i - 1:i] in (["or"], ["if"]) or tokens[i + 1:i + 3] == ["the", "same"])
-                    or tok == "no" and tokens[i - 2:i] == ["yes", "or"]):
+            if not (tok == "not" and (tokens[i - 1:i] in (["or"], ["if"]) or tokens[i + 1:i + 3] == ["the", "same"])):
                 negations += 1
             continue
         if c in quoted or tok in named or (tok in said and tok in lx.COURTESY) or _data_noun(tokens, i):
@@ -536,7 +534,8 @@ def analyse(text: str) -> Facts:
             continue
         elif tok in lx.SCAFFOLD or c in lx.SCAFFOLD:
             continue
-        elif tok in lx.LIGHT or c in lx.LIGHT or light_stem(tok) in lx.LIGHT or (superlative and c == "world"):
+        elif (tok in lx.LIGHT or c in lx.LIGHT or (light_stem(tok) in lx.LIGHT and tok not in lx.CANONICAL)
+              or (superlative and c == "world")):  # (a word given its own canonical form is not a light one's)
             light.add(c)
             light_seen.append(c)
         elif c in POLE_OF:

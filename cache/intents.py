@@ -153,6 +153,8 @@ def intent_of(raw: list[str], text: str) -> str | None:
         words = [first, words[be], *words[1:be], *words[be + 1:]]
     if first == "define" or words[-1] in ("meaning", "definition") or first in ("meaning", "definition"):
         return "definition"  # "define inflation", "ebitda meaning", "definition of a sonnet"
+    if first not in _WH and len(words) > 3 and words[-3:] == ["yes", "or", "no"]:
+        return "yesno"  # "tipping wedding vendors yes or no" asks whether, not how much
     if first not in _WH and len(words) > 3 and words[-3:] == ["what", "to", "do"]:
         return "howto"  # "nose bleeding what to do" asks what to do, not "Why does my nose keep bleeding?"
     if first not in _WH and len(words) > 1 and words[-1] == "explained":

@@ -476,6 +476,7 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
     **{(neg, word): ("nonblank",) for neg in ("not", "non") for word in ("blank", "empty")},
     **{(*neg, verb): ("forget",) for neg in (("can", "not"), ("cannot",), ("do", "not"), ("could", "not"))
        for verb in ("remember", "recall")},
+    ("yes", "or", "no"): (),  # "… compost, yes or no?" asks, it does not deny
     ("unable", "to"): ("can", "not"), ("empty", "stomach"): ("without", "food"),
     ("hardly", "any"): ("little",), ("barely", "any"): ("little",), ("almost", "no"): ("little",),
     **{(f"{noun}less",): ("without", noun) for noun in "egg sugar meat bone skin seed".split()},
