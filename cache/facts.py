@@ -16,8 +16,7 @@ from cache.numerals import (OPERATION, OPERATOR, RANGE, VARIABLE_OPERATION, coor
                             function_calls, read_numbers, trailing_zero_decimals)
 from cache.wording import (CLOCK_TOKEN, QUANTITY_NOUNS, asking_sentence, canonical, code_spans, language_of,
                            light_stem, named_words, parse_number, phrased_tokens, powers_in_symbols, quoted_spans,
-                           quoted_words,
-                           said_words, tokenize, year_spans_read)
+                           quoted_words, said_words, tokenize, year_spans_read)
 
 QUESTION_TYPES = {"who": "person", "whom": "person", "when": "time", "where": "place", "why": "reason",
                   "cause": "reason", "how_many": "quantity"}
@@ -460,8 +459,8 @@ def _stage_asked(raw: list[str]) -> str | None:
 
 
 # a yes/no question followed by the amount it leads to: "… expire, and after how long?"
-_AMOUNT_FOLLOW_UP = re.compile(r"[?,;]\s*(?:and\s+)?(?:if\s+so,?\s+)?(?:after\s+|for\s+)?how\s+(?:many|much|long|often)\b[^?,;]*\??\s*$",
-                               re.I)
+_AMOUNT_FOLLOW_UP = re.compile(r"[?,;]\s*(?:and\s+)?(?:if\s+so,?\s+)?(?:after\s+|for\s+)?"
+                               r"how\s+(?:many|much|long|often)\b[^?,;]*\??\s*$", re.I)
 
 
 _OUR_SIDE = frozenset("we us our ours ourselves".split())

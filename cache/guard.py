@@ -348,12 +348,13 @@ _DEICTIC = frozenset(("here", "there"))
 _EATING = frozenset({canonical("eat"), canonical("safe")})
 _INTAKE = frozenset(canonical(w) for w in ("intake", "consumption"))
 _TAKING = frozenset(canonical(w) for w in "drink eat have take consume".split())
-# "the human body" is the human, and "the body" a human's: "bones in the adult human body" = "How many bones
-# does a grown human have?", "normal body temperature" = "normal human body temperature"
 _MULTIPLY = canonical("multiply")  # "x^2 * sin(x)" = "x^2 sin x": a product written or not
+# "the human body" is the human, and "the body" a human's: "bones in the adult human body" = "How many bones
+# does a grown human have?", "normal body temperature" = "normal human body temperature"; a skeleton too
 _BODY = frozenset(canonical(w) for w in "body human skeleton person".split())
 # a speed asked of a thing that moves: "How fast does light travel?" = "What is the speed of light?"
-_MOTION = frozenset(canonical(w) for w in "travel travels traveling travelling move moves moving run runs running go goes going".split())
+_MOTION = frozenset(canonical(w) for w in """travel travels traveling travelling move moves moving run runs running
+go goes going""".split())
 _SPEED = frozenset(canonical(w) for w in "speed fast fastest quickest velocity".split())
 # a formula is how a thing is calculated: "circle area formula" = "How do you calculate the area of a circle?"
 _FORMULA = canonical("formula")
@@ -363,8 +364,6 @@ _COOK = canonical("cook")
 _COOKING_METHODS = frozenset(canonical(w) for w in "boil boiled boiling bake baked baking fry fried frying roast "
                              "roasted roasting grill grilled grilling microwave microwaved microwaving steam steamed "
                              "steaming poach poached simmer stovetop".split())
-
-
 _SWAPPED_ALIKE = frozenset(frozenset((canonical(a), canonical(b))) for a, b in lx.SWAPPED_ALIKE)
 
 

@@ -265,7 +265,8 @@ CANONICAL: dict[str, str] = {
     "pill": "medicine", "tablet": "medicine",
     "purchase": "buy", "acquire": "buy", "obtain": "get",
     "begin": "start", "commence": "start", "beginning": "start", "finish": "end", "conclude": "end",
-    "ended": "end", "ending": "end", "terminate": "kill", "terminal": "terminal", "terminals": "terminal", "stop": "stop",
+    "ended": "end", "ending": "end", "terminate": "kill", "stop": "stop",
+    "terminal": "terminal", "terminals": "terminal",  # a shell, not a termination
     "construct": "build", "constructed": "build", "built": "build", "erect": "build", "erected": "build",
     "establish": "found", "established": "found", "founded": "found", "found": "found",
     "demolish": "destroy", "torn": "fall", "tear": "fall", "brought": "fall",
@@ -297,8 +298,8 @@ CANONICAL: dict[str, str] = {
     # words the stemmer would fold into another: a calculator is not a calculation ("gre calculator allowed?"
     # is not "How long is the GRE?"), the converse of a theorem is no conversion, itemizing is no item
     "calculator": "calculator", "calculators": "calculator", "converse": "converse",
-    "tvs": "television", "forgot": "forget", "forgotten": "forget", "itemize": "itemize", "itemizing": "itemize", "itemized": "itemize", "itemise": "itemize",
-    "itemising": "itemize", "itemised": "itemize",
+    "itemize": "itemize", "itemizing": "itemize", "itemized": "itemize", "itemise": "itemize", "itemising": "itemize",
+    "itemised": "itemize", "tvs": "television", "forgot": "forget", "forgotten": "forget",
     "regularly": "often",  # "how regularly" asks how often (the adjective "regular" is phrasing)
     "computed": "calculate", "work": "work", "worked": "calculate",
     "people": "person", "persons": "person", "population": "population", "populace": "population",
@@ -332,7 +333,9 @@ CANONICAL: dict[str, str] = {
     "substitute": "replace", "replacement": "replace", "instead": "replace", "swap": "replace",
     "swapping": "replace", "replace": "replace", "alternative": "replace",
     "dedupe": "dedupe", "duplicate": "duplicate",
-    "time": "time", "times": "time", "timing": "time", "productivity": "productivity", "productive": "productivity", "multiplied": "multiply", "×": "multiply", "product": "multiply",
+    # "time" is no product (the stemmer made "time", "times" and "productivity" one word with "product")
+    "time": "time", "times": "time", "timing": "time", "productivity": "productivity", "productive": "productivity",
+    "multiplied": "multiply", "×": "multiply", "product": "multiply",
     "divided": "divide", "quotient": "divide", "sum": "plus", "subtract": "minus", "subtracted": "minus",
     "temp": "temperature", "inhabitants": "population", "inhabitant": "population",
     "residents": "population", "resident": "population",
@@ -340,7 +343,8 @@ CANONICAL: dict[str, str] = {
     "sorry": "apologize", "apology": "apologize", "apologise": "apologize",
     "inventor": "invent", "discoverer": "discover", "writer": "write", "painter": "paint",
     "composer": "compose", "founder": "found", "creator": "make",
-    "daily": "day", "weekly": "week", "monthly": "month", "yearly": "year", "annual": "year", "annualized": "annualize", "annualised": "annualize",
+    "daily": "day", "weekly": "week", "monthly": "month", "yearly": "year", "annual": "year",
+    "annualized": "annualize", "annualised": "annualize",  # an annualized return is not a year
     "annually": "year", "hourly": "hour",
     "membership": "subscription", "subscribe": "subscription",
     "gross_domestic_product": "gdp",

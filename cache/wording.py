@@ -55,21 +55,21 @@ _CLOCK = tuple((re.compile(pattern, re.I), replacement) for pattern, replacement
     (r"\b24[- ]?(?:hours?|hrs?|h)[- ](?:clock|time|format|notation)\b", "military time"),
     (r"\b24[- ]?(?:hours|hrs)\b|\b24[- ]?(?:hour|hr|h) period\b", "one day"),
 ))
-# whole days written as hours are those days ("48 hours" = "2 days"); 24 hours is the clock's reading above
+# powers said in words (`powers_in_symbols`); two-factor authentication is 2FA however it is written
 _SQUARED = re.compile(r"(?<![^\W\d_])([a-z]|\d+(?:\.\d+)?)\s+(squared|cubed)\b", re.I)
 _TO_THE = re.compile(r"(?<![^\W\d_])([a-z]|\d+(?:\.\d+)?) to the (?:([a-z])|(\d+)(?:st|nd|rd|th)?)(?: power)?"
                      r"(?![^\W\d_])", re.I)
 _TWO_FACTOR = re.compile(r"\b(?:two|2)[- ]?(?:factor|step)(?:\s+(?:authentication|auth|verification))?\b", re.I)
 # a whole larger unit said in the smaller: "over 12 months" = "over a year" (a number counts only the unit
-# it is written with, so the two would differ)
-_WHOLE_UNIT = re.compile(r"\b(?:(12|twelve)[- ]months?|(7|seven)[- ]days?|(24)[- ]?hours?(?![- ]?(?:clock|format|time))|"
-                         r"(60|sixty)[- ]minutes?)\b", re.I)
+# it is written with, so the two would differ; "24 hours" is the clock's reading above)
+_WHOLE_UNIT = re.compile(r"\b(?:(12|twelve)[- ]months?|(7|seven)[- ]days?|(60|sixty)[- ]minutes?)\b", re.I)
 
 
 def _whole_unit(match: re.Match) -> str:
-    return (" a year ", " a week ", " a day ", " an hour ")[next(i for i, g in enumerate(match.groups()) if g)]
+    return (" a year ", " a week ", " an hour ")[next(i for i, g in enumerate(match.groups()) if g)]
 
 
+# whole days written as hours are those days ("48 hours" = "2 days"); 24 hours is the clock's reading above
 _DAYS_IN_HOURS = re.compile(r"\b(48|72|96|120|144|168)(?:[- ]?(?:hours|hrs)|-hour)\b", re.I)
 # a minus sign written before a number makes it negative ("-100°F", "2 to the power of -10"), not a dash
 # between two things ("x - 1", "5-10 days")
@@ -312,7 +312,7 @@ def tokenize(text: str) -> list[str]:
     text = powers_in_symbols(text)
     if "factor" in text or "step" in text:  # "two-factor authentication" is "2FA"
         text = _TWO_FACTOR.sub(" 2fa ", text)
-    if "month" in text or "days" in text or "hours" in text or "minutes" in text:
+    if "month" in text or "days" in text or "minutes" in text:
         text = _WHOLE_UNIT.sub(_whole_unit, text)
     if _ANY_CLOCK.search(text):
         for pattern, replacement in _CLOCK:
