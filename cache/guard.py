@@ -364,6 +364,12 @@ _COOK = canonical("cook")
 _COOKING_METHODS = frozenset(canonical(w) for w in "boil boiled boiling bake baked baking fry fried frying roast "
                              "roasted roasting grill grilled grilling microwave microwaved microwaving steam steamed "
                              "steaming poach poached simmer stovetop".split())
+_WEIGH = canonical("weigh")
+_WEIGHT_UNITS = frozenset(canonical(w) for w in "gram grams kg kilogram kilograms kilo kilos pound pounds lb lbs ounce "
+                          "ounces oz stone ton tons tonne tonnes milligram milligrams mg".split())
+# a tool named or left to the words only it uses: git (commit, rebase, stash), SQL (a join, a select)
+_DOMAIN_OF = {canonical("git"): frozenset(canonical(w) for w in "commit commits rebase stash checkout".split()),
+              canonical("sql"): frozenset(canonical(w) for w in "join joins select query queries".split())}
 _SWAPPED_ALIKE = frozenset(frozenset((canonical(a), canonical(b))) for a, b in lx.SWAPPED_ALIKE)
 
 
@@ -395,6 +401,10 @@ def _implied(mine: list[str], theirs: list[str], x: Facts, y: Facts) -> list[str
         if t == _FORMULA and _CALCULATING & y.words and not any(y.ends):  # (not "… marks from the percentage")
             continue
         if t == _COOK and _COOKING_METHODS & y.words:
+            continue
+        if t == _WEIGH and _WEIGHT_UNITS & (x.words | y.words):  # "What does a cup of flour weigh in grams?"
+            continue
+        if t in _DOMAIN_OF and _DOMAIN_OF[t] & y.words:  # "undo the last git commit" = "undo the last commit"
             continue
         # what is taken, against how much of it: "How much protein should I eat?" = "How much protein do I need?"
         if t in _TAKING and x.amount and y.amount and not _TAKING.intersection(theirs):

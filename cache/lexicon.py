@@ -79,6 +79,7 @@ language
 version edition
 citizen citizens
 series rule rules
+package packages subscription subscriptions
 """.split())
 
 NEGATORS = frozenset("""
@@ -491,6 +492,11 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
     # a file named by its format: "export contacts as CSV" = "… to a CSV file"
     **{(kind, noun): (kind,) for kind in "csv pdf zip xlsx docx png jpg jpeg mp3 mp4 excel word "
        "image audio video".split() for noun in ("file", "files")},
+    # a default said or not: "a keyboard shortcut" is a shortcut, "the African continent" Africa
+    ("keyboard", "shortcut"): ("shortcut",), ("keyboard", "shortcuts"): ("shortcut",),
+    **{(adjective, "continent"): tuple(name.split()) for adjective, name in (
+        ("african", "africa"), ("asian", "asia"), ("european", "europe"), ("antarctic", "antarctica"),
+        ("australian", "australia"))},
     ("top", "row"): ("first", "row"),  # a sheet's top row is its first ("freeze the top row" = "… first row")
     # who is behind a work made it: "Which writer is behind Pride and Prejudice?" = "Who wrote …?"
     **{(agent, "behind"): (agent,) for agent in "writer author painter composer creator director designer "

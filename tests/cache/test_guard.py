@@ -650,6 +650,13 @@ SERVED = [
     ("What's \"I'm allergic to peanuts\" in French?", "Can you translate \"I'm allergic to peanuts\" into French?"),
     ("biggest planet in our solar system",
      "My friend and I are arguing over this for a quiz: what's the largest planet in the solar system?"),
+    ("1 cup flour in grams", "What does a cup of all-purpose flour weigh in grams?"),
+    ("How do I undo the last commit but keep my changes?", "Undo the last git commit but keep my changes, how?"),
+    ("inner join vs left join", "How does a LEFT JOIN differ from an INNER JOIN in SQL?"),
+    ("zoom mute shortcut", "keyboard shortcut to mute yourself on zoom"),
+    ("tallest mountain africa", "highest peak on the african continent"),
+    ("How do I cancel my Amazon Prime membership?", "cancel amazon prime"),
+    ("How do I install numpy with pip?", "Installing the numpy package via pip?"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
