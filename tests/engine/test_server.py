@@ -7,6 +7,7 @@ import asyncio
 import re
 import subprocess
 import sys
+import time
 
 import aiohttp
 import openai
@@ -172,7 +173,15 @@ def test_step_metrics_count_every_step(engine_server):
     import urllib.request
 
     def scrape() -> str:
-        return urllib.request.urlopen(engine_server + "/metrics").read().decode()
+        """A snapshot taken between steps: the engine thread observes a step's time and then its rows, so a
+        scrape landing between the two (a step of an earlier test's request still running) would count one
+        and not the other; retry until every timed step has its rows."""
+        for _ in range(500):
+            text = urllib.request.urlopen(engine_server + "/metrics").read().decode()
+            if _metric(text, "switchyard_engine_step_seconds_count") == _metric(text, "switchyard_engine_step_rows_count"):
+                return text
+            time.sleep(0.01)
+        raise AssertionError("the step histograms never agreed")
 
     before = scrape()
     body = orjson.dumps({"model": "large", "prompt": "def parse(line):\n", "max_tokens": 8, "ignore_eos": True,
