@@ -53,6 +53,7 @@ contain contains hold holds equal equals make_up
 recipe
 convert conversion converting degree calculate calculation compute translate translation
 regular full
+draft drafting
 """.split())
 # "fast/quick" are scaffold only as manner ("quick way to"); the superlatives below map speed
 # questions to a pole when they are about the subject ("fastest animal") — see FAST_SUBJECT_WORDS.
@@ -301,6 +302,7 @@ CANONICAL: dict[str, str] = {
     "calculator": "calculator", "calculators": "calculator", "converse": "converse",
     "itemize": "itemize", "itemizing": "itemize", "itemized": "itemize", "itemise": "itemize", "itemising": "itemize",
     "itemised": "itemize", "tvs": "television", "forgot": "forget", "forgotten": "forget",
+    "went": "go", "gone": "go", "goes": "go",  # "The Titanic went down in what year?" = "… did the Titanic go down?"
     "regularly": "often",  # "how regularly" asks how often (the adjective "regular" is phrasing)
     "computed": "calculate", "work": "work", "worked": "calculate",
     "people": "person", "persons": "person", "population": "population", "populace": "population",
@@ -494,6 +496,7 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
        "image audio video".split() for noun in ("file", "files")},
     # a default said or not: "a keyboard shortcut" is a shortcut, "the African continent" Africa
     ("keyboard", "shortcut"): ("shortcut",), ("keyboard", "shortcuts"): ("shortcut",),
+    ("which", "year", "saw"): ("when",), ("what", "year", "saw"): ("when",),  # "Which year saw the fall of …?"
     **{(adjective, "continent"): tuple(name.split()) for adjective, name in (
         ("african", "africa"), ("asian", "asia"), ("european", "europe"), ("antarctic", "antarctica"),
         ("australian", "australia"))},

@@ -91,6 +91,17 @@ _TELLING = re.compile(r"\b(?:know|tell|check|see|find out|figure out|determine)\
 # "What time …?" ("when" says no grain; "what time of year" asks no clock time)
 _TIME_GRAINS = {"year": "year", "date": "date", "day": "date", "time": "time", "hour": "time", "month": "month",
                 "decade": "decade", "century": "century"}
+_WH_WORDS = frozenset("what which who whom whose when where why how".split())
+
+
+def _keyword_grain(raw: list[str]) -> frozenset[str]:
+    """The grain of time a keyword query names at either end: "year the titanic went down" asks a year, as
+    "What year …?" does (not "What time did the Titanic go down?")."""
+    if len(raw) < 3 or _WH_WORDS.intersection(raw):
+        return frozenset()
+    return frozenset(w for w in (raw[0], raw[-1]) if w == "year")  # ("… end date" is loose: a year or a day)
+
+
 _AMOUNT_WORDS = frozenset("number count amount total quantity".split())  # "the largest number of moons"
 _AGENT_ENDINGS, _PATIENT_ENDING = ("er", "or"), "ee"
 
@@ -400,7 +411,8 @@ def shape_of(text: str) -> Shape:
         shapes=frozenset(_ANSWER_SHAPES[t] for t in raw if t in _ANSWER_SHAPES),
         telling=bool(_TELLING.search(text)),
         time_grains=frozenset(_TIME_GRAINS[n] for w, n, after in zip(raw, raw[1:], raw[2:] + [""])
-                              if w in ("what", "which") and n in _TIME_GRAINS and after != "of"),
+                              if w in ("what", "which") and n in _TIME_GRAINS and after != "of")
+        | _keyword_grain(raw),
         quantified=_quantified(raw, raw_canon),
         modality=frozenset(m for m, pattern in _MODALITY if pattern.search(text)),
         amounts=_amounts(raw),

@@ -378,6 +378,7 @@ REFUSED = [  # (query, cached, the check that must refuse)
      "direction"),
     ("Compare Python and Go in a table.", "Compare Python and Go.", "form"),
     ("Make me a quiz on the French Revolution.", "French Revolution causes", "form"),
+    ("What time did the Titanic go down?", "year the titanic went down", "question"),
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -657,6 +658,9 @@ SERVED = [
     ("tallest mountain africa", "highest peak on the african continent"),
     ("How do I cancel my Amazon Prime membership?", "cancel amazon prime"),
     ("How do I install numpy with pip?", "Installing the numpy package via pip?"),
+    ("What year did the Titanic go down?", "The Titanic went down in what year?"),
+    ("berlin wall fall year", "Which year saw the fall of the Berlin Wall?"),
+    ("Write an email to my landlord about a broken heater.", "Draft an email to my landlord about the heater being broken."),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
