@@ -91,13 +91,10 @@ _TELLING = re.compile(r"\b(?:know|tell|check|see|find out|figure out|determine)\
 # "What time …?" ("when" says no grain; "what time of year" asks no clock time)
 _TIME_GRAINS = {"year": "year", "date": "date", "day": "date", "time": "time", "hour": "time", "month": "month",
                 "decade": "decade", "century": "century"}
-_WH_WORDS = frozenset("what which who whom whose when where why how".split())
-
-
 def _keyword_grain(raw: list[str]) -> frozenset[str]:
     """The grain of time a keyword query names at either end: "year the titanic went down" asks a year, as
     "What year …?" does (not "What time did the Titanic go down?")."""
-    if len(raw) < 3 or _WH_WORDS.intersection(raw):
+    if len(raw) < 3 or _WH.intersection(raw):
         return frozenset()
     return frozenset(w for w in (raw[0], raw[-1]) if w == "year")  # ("… end date" is loose: a year or a day)
 
