@@ -318,7 +318,21 @@ ask asked asking wonder wondering confused stuck forget forgot remember curious 
 bet settle help helping check learn learning trying try tomorrow tonight today yesterday week weekend always
 again keep lol
 history chemistry biology physics maths math science economics geography english gcse sat act ap bio
+stats statistics mix mixing mixed
 """.split())
+
+
+_POINTING_BACK = _BACK_REFERENCES | frozenset("it its this that these those one ones".split())
+
+
+def _asked_ordinals(text: str) -> tuple[int, ...]:
+    """The ordinals of the sentence that asks, when full sentences of context come before it and the
+    question does not point back into them: "My daughter just finished the first Harry Potter book. How
+    many are in the whole series?" asks no ordinal ("I just watched the first Alien. Who directed it?" does)."""
+    sentences, asking = asking_sentence(text, full_stops_only=True)
+    if asking == 0 or _POINTING_BACK & set(tokenize(sentences[asking])):
+        return analyse(text).ordinals
+    return analyse(sentences[asking]).ordinals
 
 
 @lru_cache(maxsize=65536)
@@ -371,6 +385,10 @@ _WEIGHT_UNITS = frozenset(canonical(w) for w in "gram grams kg kilogram kilogram
 _DOMAIN_OF = {canonical("git"): frozenset(canonical(w) for w in "commit commits rebase stash checkout".split()),
               canonical("sql"): frozenset(canonical(w) for w in "join joins select query queries".split())}
 _SWAPPED_ALIKE = frozenset(frozenset((canonical(a), canonical(b))) for a, b in lx.SWAPPED_ALIKE)
+# what a thing is for, against "What does X do?": "pancreas function" = "What does the pancreas do?"
+_FUNCTION_NOUNS = frozenset(canonical(w) for w in "function functions purpose role job".split())
+# how long a thing lives: "golden retriever lifespan" = "How long do golden retrievers live?"
+_LIFESPAN, _LIVE = canonical("lifespan"), canonical("live")
 
 
 def _swapped_alike(missing: list[str], extra: list[str]) -> tuple[list[str], list[str]]:
@@ -403,6 +421,10 @@ def _implied(mine: list[str], theirs: list[str], x: Facts, y: Facts) -> list[str
         if t == _COOK and _COOKING_METHODS & y.words:
             continue
         if t == _WEIGH and _WEIGHT_UNITS & (x.words | y.words):  # "What does a cup of flour weigh in grams?"
+            continue
+        if t in _FUNCTION_NOUNS and y.intent == "function":
+            continue
+        if t == _LIFESPAN and _LIVE in y.words and y.amount or t == _LIVE and _LIFESPAN in y.words and x.amount:
             continue
         if t in _DOMAIN_OF and _DOMAIN_OF[t] & y.words:  # "undo the last git commit" = "undo the last commit"
             continue
@@ -438,7 +460,8 @@ def verify_rules(query: str, cached: str) -> Verdict:
             return Verdict(False, "numbers", f"{sorted(counted_a[word])} vs {sorted(counted_b[word])} {word}")
     if a.clocks != b.clocks:  # "9:30am" ≠ "9am", "21:45" ≠ "21:00"
         return Verdict(False, "numbers", f"times {list(a.clocks)} vs {list(b.clocks)}")
-    if a.ordinals != b.ordinals:
+    # (one text's ordinals against another's are a swap wherever they stand: "capo on the 4th fret" ≠ "… 2nd")
+    if a.ordinals != b.ordinals and (a.ordinals and b.ordinals or _asked_ordinals(query) != _asked_ordinals(cached)):
         return Verdict(False, "numbers", f"ordinals {list(a.ordinals)} vs {list(b.ordinals)}")
     for x, y in ((a, b), (b, a)):  # both ways round: the guard refuses a pair whichever side is cached
         for op, left, right in x.operations:

@@ -17,6 +17,9 @@ _YES_NO_LEADS = frozenset("is are was were am can could do does did should will 
 _WH = frozenset("what which who whom whose when where why how whether".split())
 _WH_INTENT = {"who": "person", "whom": "person", "whose": "person", "when": "time", "where": "place",
               "why": "reason", "whether": "yesno"}
+# what a keyword query asks when it ends with it
+_KEYWORD_ASKS = {"reason": "reason", "reasons": "reason", "cause": "reason", "causes": "reason", "why": "reason",
+                 "count": "quantity"}
 _DESCRIBE = frozenset("describe explain define walk talk".split())  # "walk me through …" asks for an account
 _TELL = _DESCRIBE | {"tell"}
 _SIGNIFY = frozenset("indicate indicates signify signifies".split())
@@ -159,6 +162,8 @@ def intent_of(raw: list[str], text: str) -> str | None:
         return "howto"  # "nose bleeding what to do" asks what to do, not "Why does my nose keep bleeding?"
     if first not in _WH and len(words) > 1 and words[-1] == "explained":
         return "overview"  # "inflation explained" is "Explain inflation"
+    if first not in _WH and len(words) > 2 and words[-1] in _KEYWORD_ASKS:
+        return _KEYWORD_ASKS[words[-1]]  # "dog eating grass reason" asks why, "guitar string count" how many
     # "List the months that have 31 days", "fat soluble vitamins list" name them; "How many …" counts them
     # ("python reverse list" is a list to reverse)
     listed = first in ("list", "name") or words[-1] == "list" and words[-2].endswith("s")

@@ -242,7 +242,8 @@ CANONICAL: dict[str, str] = {
     "centre": "center", "theatre": "theater", "programme": "program", "licence": "license",
     "cheque": "check", "defence": "defense", "travelling": "traveling", "cancelled": "canceled",
     "pitch": "field", "football": "soccer", "rug": "carpet", "tap": "faucet", "notebook": "laptop",
-    "flat": "flat", "author": "writer", "wrote": "write", "written": "write", "penned": "write",
+    "flat": "flat", "author": "writer", "wrote": "write", "written": "write", "penned": "write", "compose": "write", "composes": "write",
+    "composed": "write", "composing": "write",
     "writes": "write", "mobile": "phone", "cellphone": "phone", "smartphone": "phone", "cell": "phone",
     "pc": "computer", "automobile": "car", "vehicle": "car", "auto": "car", "toxic": "poison",
     "turkiye": "turkey", "bunny": "rabbit", "bunnies": "rabbit", "choc": "chocolate", "ketogenic": "keto",
@@ -610,6 +611,31 @@ PHRASES.update({("heart", "rate"): ("heart_rate",), ("rich", "in"): ("high", "in
 PHRASES.update({("wi", "fi"): ("wifi",), ("diff", "between"): ("difference", "between"),
                 ("high", "definition"): ("hd",), ("standard", "definition"): ("sd",),
                 ("first", "aid"): ("first_aid",)})  # care, not an ordinal
+# an address named by what it is for is that thing: "my public IP address" = "my public IP", "an email
+# address" = "an email"; a Wi-Fi network is the Wi-Fi ("the password on my Wi-Fi network")
+PHRASES.update({("ip", "address"): ("ip",), ("ip", "addresses"): ("ip",), ("email", "address"): ("email",),
+                ("email", "addresses"): ("email",), ("e", "mail", "address"): ("email",),
+                ("e", "mail", "addresses"): ("email",), ("wi", "fi", "network"): ("wifi",),
+                ("wifi", "network"): ("wifi",)})
+# a maker's name before its product says nothing more ("Microsoft Word" = "Word", "Amazon S3" = "S3"); a diet
+# named by its kind is that kind ("the keto diet" = "keto"); a shorthand is what it stands for ("std dev",
+# "ELI5", "quick q"); the default is what a thing does "out of the box"; the break-even point is breaking even
+PHRASES.update({**{(maker, product): (product,) for maker in ("microsoft", "ms")
+                   for product in "word excel powerpoint outlook teams onenote office".split()},
+                ("amazon", "s3"): ("s3",), ("aws", "s3"): ("s3",), ("amazon", "web", "services"): ("aws",),
+                **{(kind, "diet"): (kind,) for kind in ("keto", "ketogenic", "paleo")},
+                ("std", "dev"): ("standard_deviation",), ("stdev",): ("standard_deviation",),
+                ("stddev",): ("standard_deviation",), ("eli5",): ("explain",), ("quick", "q"): ("quick", "question"),
+                ("out", "of", "the", "box"): ("default",), ("break", "even", "point"): ("break", "even"),
+                ("header", "row"): ("first", "row"), ("life", "expectancy"): ("lifespan",),
+                ("life", "span"): ("lifespan",), ("in", "the", "first", "place"): ()})  # (an idiom, no ordinal)
+# to take a screenshot is to screenshot
+PHRASES.update({(verb, *det, shot): ("screenshot",) for verb in ("take", "taking", "takes", "took")
+                for det in ((), ("a",)) for shot in ("screenshot", "screenshots")})
+# to compose a work is to write it ("Compose a limerick" = "Write a limerick", "Who composed Hallelujah?" =
+# "Who wrote …?"; a composer is not a writer: "ode to joy composer" ≠ "Who wrote the poem Ode to Joy?"); Docker
+# Compose is a tool of its own
+PHRASES.update({("docker", "compose"): ("docker_compose",)})
 # a common compound's formula names it ("moles in 36 g of H2O" = "… of water")
 PHRASES.update({(formula,): tuple(name.split()) for formula, name in (
     ("h2o", "water"), ("co2", "carbon dioxide"), ("nacl", "sodium chloride"), ("h2so4", "sulfuric acid"),

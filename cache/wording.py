@@ -69,6 +69,27 @@ def _whole_unit(match: re.Match) -> str:
     return (" a year ", " a week ", " an hour ")[next(i for i, g in enumerate(match.groups()) if g)]
 
 
+# whole weeks, years and hours written in the smaller unit are those ("14 days" = "2 weeks", "24 months" =
+# "2 years"); a decade is ten years ("after a decade" = "in 10 years")
+_MULTIPLE_UNIT = re.compile(r"\b(\d+)[- ](days?|months?|minutes?)\b", re.I)
+_LARGER_UNIT = {"day": (7, "weeks"), "month": (12, "years"), "minute": (60, "hours")}
+_DECADE = re.compile(r"\b(?:(?:a|one|1)\s+decade|(\d+)\s+decades)\b", re.I)
+
+
+def _multiple_unit(match: re.Match) -> str:
+    count, unit = int(match.group(1)), match.group(2).lower().rstrip("s")
+    size, larger = _LARGER_UNIT[unit]
+    if count > size and count % size == 0:
+        return f"{count // size} {larger}"
+    return match.group(0)
+
+
+# "the two" in a comparison are the two things compared ("What separates the two?"), not a count
+_THE_TWO = re.compile(r"\b(?:the|those|these)\s+two\b(?!\s*(?:\d|of\b))", re.I)
+_CONTRASTING = re.compile(r"\b(?:differ\w*|vs|versus|compar\w*|distinguish\w*|separates?|mix(?:ing|ed)? up|apart)\b",
+                          re.I)
+# a quarter of the year, not a fourth of something: "each quarter" = "quarterly"
+_QUARTER_PERIOD = re.compile(r"\b(?:each|every|per|this|next|last|that)\s+quarter\b", re.I)
 # whole days written as hours are those days ("48 hours" = "2 days"); 24 hours is the clock's reading above
 _DAYS_IN_HOURS = re.compile(r"\b(48|72|96|120|144|168)(?:[- ]?(?:hours|hrs)|-hour)\b", re.I)
 # a minus sign written before a number makes it negative ("-100°F", "2 to the power of -10"), not a dash
@@ -313,7 +334,14 @@ def tokenize(text: str) -> list[str]:
     if "factor" in text or "step" in text:  # "two-factor authentication" is "2FA"
         text = _TWO_FACTOR.sub(" 2fa ", text)
     if "month" in text or "days" in text or "minutes" in text:
+        text = _MULTIPLE_UNIT.sub(_multiple_unit, text)
         text = _WHOLE_UNIT.sub(_whole_unit, text)
+    if "decade" in text:
+        text = _DECADE.sub(lambda m: f" {int(m.group(1)) * 10 if m.group(1) else 10} years ", text)
+    if "two" in text and _CONTRASTING.search(text):
+        text = _THE_TWO.sub(" both ", text)
+    if "quarter" in text:
+        text = _QUARTER_PERIOD.sub(" quarterly ", text)
     if _ANY_CLOCK.search(text):
         for pattern, replacement in _CLOCK:
             text = pattern.sub(replacement, text)

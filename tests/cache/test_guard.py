@@ -379,6 +379,18 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("Compare Python and Go in a table.", "Compare Python and Go.", "form"),
     ("Make me a quiz on the French Revolution.", "French Revolution causes", "form"),
     ("What time did the Titanic go down?", "year the titanic went down", "question"),
+    ("Is it safe for my dog to eat grass?", "dog eating grass reason", "intent"),  # a keyword's last word asks
+    ("What are the names of the strings on a standard guitar?", "standard guitar string count", "intent"),
+    ("How long do hares live?", "rabbit lifespan", "terms"),  # WordNet's shared sense is not the animal
+    ("Who wrote the song Respect?", "Who performed Respect?", "terms"),
+    ("How do I install Docker Compose on Ubuntu?", "How do I install Docker on Ubuntu?", "terms"),
+    ("I just watched the first Alien movie. Who directed it?", "Who directed the Alien movie?", "numbers"),
+    ("I'm learning guitar and a song uses a capo on the 4th fret with G chord shapes. What key is the song in?",
+     "I'm learning guitar and a song uses a capo on the 2nd fret with G chord shapes. What key is the song in?",
+     "numbers"),
+    ("What's the difference between one die and two dice?", "What's the difference between one die and three "
+     "dice?", "numbers"),
+    ("Where do golden retrievers live?", "golden retriever lifespan", "terms"),
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -661,6 +673,30 @@ SERVED = [
     ("What year did the Titanic go down?", "The Titanic went down in what year?"),
     ("berlin wall fall year", "Which year saw the fall of the Berlin Wall?"),
     ("Write an email to my landlord about a broken heater.", "Draft an email to my landlord about the heater being broken."),
+    ("Compose a limerick about a coffee-loving cat.", "Write a limerick about a cat who loves coffee."),
+    ("Who composed the Four Seasons?", "Who wrote The Four Seasons?"),
+    ("Where do I find my public IP address on a Mac?", "How can I see my Mac's public IP?"),
+    ("How can I change the password on my Wi-Fi network?", "change wifi password"),
+    ("pancreas function", "What does the pancreas do?"),
+    ("golden retriever life expectancy", "How long do golden retrievers live?"),
+    ("std dev vs variance", "What's the difference between standard deviation and variance?"),
+    ("eli5 index fund", "What is an index fund?"),
+    ("hey quick q, what is the capital of France", "What is the capital of France?"),
+    ("iphone screenshot", "How do I take a screenshot on an iPhone?"),
+    ("word insert page numbers", "How do I add page numbers in Microsoft Word?"),
+    ("s3 max object size", "What is the maximum object size in Amazon S3?"),
+    ("Is the keto diet safe for type 2 diabetics?", "is keto safe for type 2 diabetics"),
+    ("Which port does SSH use out of the box?", "What port does SSH use by default?"),
+    ("How do I freeze the header row in Excel?", "How do I freeze the top row in Excel?"),
+    ("Is a visa needed for 14 days in Japan?", "Do I need a visa for two weeks in Japan?"),
+    ("What will $10,000 at 5% compounded yearly be after a decade?",
+     "What will $10,000 at 5% compounded yearly be after 10 years?"),
+    ("I keep mixing up LEFT JOIN with INNER JOIN. What separates the two?",
+     "What's the difference between INNER JOIN and LEFT JOIN?"),
+    ("When do I pay estimated taxes each quarter?", "When do I pay quarterly estimated taxes?"),
+    ("My son has a test tomorrow on the first Harry Potter book. How many books are in the series?",
+     "How many books are in the Harry Potter series?"),
+    ("How do I prevent shin splints in the first place?", "How do I prevent shin splints?"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
