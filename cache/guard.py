@@ -322,6 +322,8 @@ stats statistics mix mixing mixed
 """.split())
 
 
+_WH_WORDS = frozenset("what which who whom whose when where why how".split())
+_LABEL_FILLERS = frozenset("a an the c r".split())  # "in a Linux shell", "in C programming"
 _POINTING_BACK = _BACK_REFERENCES | frozenset("it its this that these those one ones".split())
 
 
@@ -389,6 +391,33 @@ _SWAPPED_ALIKE = frozenset(frozenset((canonical(a), canonical(b))) for a, b in l
 _FUNCTION_NOUNS = frozenset(canonical(w) for w in "function functions purpose role job".split())
 # how long a thing lives: "golden retriever lifespan" = "How long do golden retrievers live?"
 _LIFESPAN, _LIVE = canonical("lifespan"), canonical("live")
+
+
+_FIELDS = frozenset(lx.FIELDS)
+
+
+@lru_cache(maxsize=65536)
+def _field_labels(text: str) -> frozenset[str]:
+    """The fields a text files its question under, written as a label: after "in" ("What does galaxy mean in
+    astronomy?", "in a Linux shell", "in C programming") or first or last in a keyword query ("recursion
+    meaning programming", "sql union vs union all"). Not an adjective ("economic causes") nor a noun that
+    modifies ("math riddles", "3 statistics about uniforms")."""
+    tokens = tokenize(text)
+    keyword = "?" not in text and bool(tokens) and tokens[0] not in _WH_WORDS
+    labels = set()
+    for i, tok in enumerate(tokens):
+        if tok not in _FIELDS:
+            continue
+        after_in = "in" in tokens[max(0, i - 3):i] and all(t in _LABEL_FILLERS or t.isupper() or len(t) == 1
+                                                             for t in tokens[tokens.index("in", max(0, i - 3)) + 1:i])
+        if after_in or keyword and i in (0, len(tokens) - 1):
+            labels.add(canonical(tok))
+    return frozenset(labels)
+
+
+def _beyond_field(unmatched: list[str], text: str) -> list[str]:
+    labels = _field_labels(text) if unmatched else frozenset()
+    return [t for t in unmatched if t not in labels] if labels else unmatched
 
 
 def _swapped_alike(missing: list[str], extra: list[str]) -> tuple[list[str], list[str]]:
@@ -598,6 +627,8 @@ def verify_rules(query: str, cached: str) -> Verdict:
         missing, extra = [t for t in missing if t != _MULTIPLY], [t for t in extra if t != _MULTIPLY]
     missing, extra = _implied(missing, extra, a, b), _implied(extra, missing, b, a)
     missing, extra = _swapped_alike(missing, extra)
+    if bool(missing) != bool(extra):  # a field named on one side only (two fields named are a swap)
+        missing, extra = _beyond_field(missing, query), _beyond_field(extra, cached)
     if {a.stage_asked, b.stage_asked} == {"age", "when"}:  # the age asked is the when
         missing, extra = [t for t in missing if t != "age"], [t for t in extra if t != "age"]
     if missing or extra:

@@ -48,6 +48,7 @@ _CONFLICTS = {
     "function": {"person", "time", "place", "quantity", "composition"},
     "how-did": {"person", "time", "place", "quantity", "definition", "yesno"},
     "overview": {"person", "time", "place", "reason", "quantity"},
+    "use": {"howto", "manner", "person", "time", "place", "quantity", "composition"},
     "consequence": {"definition", "what-is", "which", "quantity", "person", "time", "place", "yesno", "norm",
                     "manner", "reason"},
 }
@@ -154,6 +155,9 @@ def intent_of(raw: list[str], text: str) -> str | None:
     be = next((i for i, w in enumerate(words[2:], 2) if w in _BE), None)
     if prefixed and first in _WH and be is not None:  # "Explain what mead is" reads as "What is mead?"
         words = [first, words[be], *words[1:be], *words[be + 1:]]
+    filed = len(words) > 2 and first not in _WH and words[-1] in lx.FIELDS  # "inflation meaning economics"
+    if filed:
+        words = words[:-1]
     if first == "define" or words[-1] in ("meaning", "definition") or first in ("meaning", "definition"):
         return "definition"  # "define inflation", "ebitda meaning", "definition of a sonnet"
     if first not in _WH and len(words) > 3 and words[-3:] == ["yes", "or", "no"]:
@@ -169,6 +173,9 @@ def intent_of(raw: list[str], text: str) -> str | None:
     listed = first in ("list", "name") or words[-1] == "list" and words[-2].endswith("s")
     if len(words) > 1 and not prefixed and listed:
         return "which"
+    if filed and not prefixed and words[-1] not in lx.FIELDS and not any(
+            w in lx.ASKING_VERBS or w in lx.SUPERLATIVES for w in words):
+        return "definition"  # a keyword filed under a field asks what it is there: "comparative advantage economics"
     if explained and first not in _WH or prefixed and first == "about":  # "Tell me about Julius Caesar."
         # "Explain exception handling" asks for a definition and a how-to alike: an overview, which is not
         # who made it, when, where, why or how many ("Explain the Bayeux Tapestry." ≠ "Who made …?")
@@ -199,10 +206,12 @@ def intent_of(raw: list[str], text: str) -> str | None:
            for i, w in enumerate(words)):
         return "manner"
     if first in ("what", "which"):
-        if "mean" in words or "meaning" in words:
+        if "mean" in words or "means" in words or "meaning" in words:
             return "definition"
         if words[1:2] in (["do"], ["does"]) and (words[-2:-1] == ["tell"] or words[-1] in _SIGNIFY):
             return "definition"  # "What does standard deviation tell you?" asks what it means, not how to compute it
+        if "used" in words[2:-1] and words[words.index("used", 2) + 1] == "for":
+            return "use"  # "What is standard deviation used for?" is not "How do you calculate it?"
         if words[-1] == "about" and len(words) > 3:
             return "topic"  # "What is One Hundred Years of Solitude about?" is not "Who wrote it?"
         if words[-2:] == ["look", "like"]:

@@ -284,7 +284,7 @@ CANONICAL: dict[str, str] = {
     "boost": "raise", "improve": "raise", "increase": "raise", "enhance": "raise", "extend": "raise",
     "enlarge": "raise", "grow": "grow",
     "fast": "fast", "rapid": "fast", "speedy": "fast", "swift": "fast",
-    "velocity": "speed", "pace": "speed",
+    "pace": "speed",  # (velocity is not speed in physics: "How does velocity differ from speed?")
     "peak": "mountain", "peaks": "mountain", "summit": "mountain", "pulse": "heart_rate", "col": "column",
     "costs": "cost", "price": "cost", "fee": "cost", "pay": "cost", "charge": "cost", "expense": "cost",
     "salary": "salary", "wage": "wage", "earn": "salary", "earning": "salary", "income": "income",
@@ -332,6 +332,7 @@ CANONICAL: dict[str, str] = {
     "uninstall": "uninstall", "install": "install", "installing": "install",
     "add": "add", "adding": "add", "insert": "add", "append": "add",
     "rename": "rename", "change": "change", "modify": "change", "alter": "change", "edit": "change",
+    "converter": "converter", "converters": "converter",  # a device: "catalytic converter" ≠ "catalyst"
     "convert": "convert", "conversion": "convert", "turn_into": "convert", "transform": "convert",
     "expressed": "convert", "equal": "equal", "equals": "equal", "equivalent": "equal",
     "substitute": "replace", "replacement": "replace", "instead": "replace", "swap": "replace",
@@ -580,12 +581,18 @@ OUTPUT_FORMS = {form: (_patterns(request), _patterns(mention) if mention else ()
 # Words that say one thing when each text has the one the other lacks, and nothing else differs: "How do I
 # change a flat tire?" = "… replace a flat tyre?", "Does vinegar kill mold?" = "Can vinegar get rid of mold?".
 # Only as such a swap (never merged: "replace X with Y" and "kill" keep their own readings elsewhere).
+# fields and tools a question is filed under ("in physics", "recursion meaning programming"), as written
+FIELDS = frozenset("""physics chemistry biology astronomy nutrition poetry photography programming coding algorithm
+algorithms philosophy economics statistics stats mathematics math maths geometry algebra calculus grammar linguistics
+geology networking kubernetes k8s sql postgres postgresql linux unix bash""".split())
 SWAPPED_ALIKE = [tuple(pair.split("~")) for pair in """
 change~replace change~update fix~patch safe~bad safe~poison kill~delete clean~delete bake~oven
 derivative~differentiate cancel~end stop~disable interval~often shot~vaccine deck~pack drip~leaky
 length~size distance~length limit~max error~status job~position solve~x launch~release exercise~training
 recover~back age~old f~fahrenheit c~celsius order~sequence order~sort cancel~stop job~role prop~proprietorship
 st~stone fraudulent~scam antiderivative~integral dissolve~soluble length~long difference~gap title~win beat~defeat
+speed~velocity building~skyscraper enable~turn share~stock directory~folder buck~dollar bucks~dollar perform~sang perform~singer
+clone~copy exited~stopped
 """.split()]
 
 # Terms that start with a phrasing word ("common", "proper", "simple", "right", "general", "normal"…),
@@ -628,7 +635,11 @@ PHRASES.update({**{(maker, product): (product,) for maker in ("microsoft", "ms")
                 ("stddev",): ("standard_deviation",), ("eli5",): ("explain",), ("quick", "q"): ("quick", "question"),
                 ("out", "of", "the", "box"): ("default",), ("break", "even", "point"): ("break", "even"),
                 ("header", "row"): ("first", "row"), ("life", "expectancy"): ("lifespan",),
-                ("life", "span"): ("lifespan",), ("in", "the", "first", "place"): ()})  # (an idiom, no ordinal)
+                ("life", "span"): ("lifespan",), ("perfect", "score"): ("max", "score"),
+                ("t", "score"): ("t_score",), ("z", "score"): ("z_score",), ("standard", "score"): ("z_score",),
+                ("pointer", "to", "a", "pointer"): ("double_pointer",), ("rate", "of", "doing", "work"): ("power",),
+                **{(kind, "number"): (f"{kind}_number",) for kind in ("oxidation", "atomic", "mass")},
+                ("hydrologic", "cycle"): ("water", "cycle"), ("hydrological", "cycle"): ("water", "cycle"), ("in", "the", "first", "place"): ()})  # (an idiom, no ordinal)
 # to take a screenshot is to screenshot
 PHRASES.update({(verb, *det, shot): ("screenshot",) for verb in ("take", "taking", "takes", "took")
                 for det in ((), ("a",)) for shot in ("screenshot", "screenshots")})

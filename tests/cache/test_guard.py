@@ -391,6 +391,22 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("What's the difference between one die and two dice?", "What's the difference between one die and three "
      "dice?", "numbers"),
     ("Where do golden retrievers live?", "golden retriever lifespan", "terms"),
+    ("Recommend a good book for learning calculus.", "Recommend a good book for learning statistics.", "terms"),
+    ("What is a Linux namespace?", "k8s namespace explained", "terms"),  # a field on each side is a swap
+    ("What were the causes of the American Revolution?", "What were the economic causes of the American Revolution?",
+     "terms"),  # an adjective, not a field label
+    ("Give me 3 riddles for kids.", "Give me 3 math riddles for kids.", "terms"),
+    ("What causes inflation?", "inflation meaning economics", "intent"),
+    ("How do I calculate comparative advantage?", "comparative advantage economics", "intent"),
+    ("How do you calculate a p-value?", "Explain what a p-value means in statistics.", "intent"),
+    ("How do you calculate standard deviation?", "What is standard deviation used for in statistics?", "intent"),
+    ("What is cream of tartar made from?", "What is cream of tartar used for?", "intent"),
+    ("What is the difference between velocity and acceleration?", "How does velocity differ from speed?", "terms"),
+    ("What is a catalytic converter?", "Define catalyst in chemistry.", "terms"),
+    ("What is a t-score?", "What does a standard score mean in statistics?", "terms"),
+    ("What is a pointer to a pointer in C?", "Tell me what pointers are in C programming.", "terms"),
+    ("What is the formula for work in physics?", "Give me the equation for the rate of doing work.", "terms"),
+    ("What is an oxidation number?", "Explain what oxidation means in chemistry.", "terms"),
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -697,6 +713,21 @@ SERVED = [
     ("My son has a test tomorrow on the first Harry Potter book. How many books are in the series?",
      "How many books are in the Harry Potter series?"),
     ("How do I prevent shin splints in the first place?", "How do I prevent shin splints?"),
+    ("What is recursion?", "Explain recursion in programming."),  # a field named on one side
+    ("What does the word galaxy mean in astronomy?", "galaxy definition"),
+    ("natural selection meaning biology", "Define natural selection."),
+    ("primary key meaning", "Explain what a primary key is in SQL."),
+    ("speed vs velocity difference physics", "How does velocity differ from speed?"),
+    ("Which skyscraper is the tallest in the world?", "Which building is the tallest in the world?"),
+    ("How do I turn on dark mode on my iPhone?", "How can I enable dark mode on my iPhone?"),
+    ("What is the difference between a stock and a bond?", "How do shares differ from bonds?"),
+    ("linux find biggest files in folder", "How do I find the largest files in a directory on Linux?"),
+    ("85 bucks, 20% tip, how much", "what's a 20 percent tip on 85 dollars"),
+    ("Who sang Respect?", "Who performed Respect?"),
+    ("js deep copy object", "How do I deep clone an object in JavaScript?"),
+    ("docker remove all stopped containers", "docker delete exited containers"),
+    ("max bowling score", "bowling perfect score"),
+    ("Explain the water cycle.", "Describe the hydrologic cycle."),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
