@@ -58,6 +58,7 @@ text pins down, once per text). Word lists are in `cache.lexicon`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -420,6 +421,19 @@ def _beyond_field(unmatched: list[str], text: str) -> list[str]:
     return [t for t in unmatched if t not in labels] if labels else unmatched
 
 
+# "How does a hash map work?" asks for the account "hashmap internals explained" gives: the verb is the question's
+# shape, not a term (not "how long does it take to work", "how do I work out …")
+_HOW_IT_WORKS = re.compile(r"\bhow\s+(?!(?:" + "|".join(sorted(lx.HOW_ADJECTIVES)) + r")\b)(?:[^\W_]+\s+){1,8}?works?\b(?!\s+out\b)",
+                           re.I)
+_WORK = canonical("work")
+
+
+def _beyond_how_it_works(unmatched: list[str], text: str) -> list[str]:
+    if _WORK in unmatched and _HOW_IT_WORKS.search(text):
+        return [t for t in unmatched if t != _WORK]
+    return unmatched
+
+
 def _swapped_alike(missing: list[str], extra: list[str]) -> tuple[list[str], list[str]]:
     """Both lists less each pair of words that say one thing (`lexicon.SWAPPED_ALIKE`), one on each side."""
     if not (missing and extra):
@@ -629,6 +643,9 @@ def verify_rules(query: str, cached: str) -> Verdict:
     missing, extra = _swapped_alike(missing, extra)
     if bool(missing) != bool(extra):  # a field named on one side only (two fields named are a swap)
         missing, extra = _beyond_field(missing, query), _beyond_field(extra, cached)
+    # (not against a pick: "How does a password manager work?" ≠ "What is the best password manager?")
+    if "which" not in (a.intent, b.intent):
+        missing, extra = _beyond_how_it_works(missing, query), _beyond_how_it_works(extra, cached)
     if {a.stage_asked, b.stage_asked} == {"age", "when"}:  # the age asked is the when
         missing, extra = [t for t in missing if t != "age"], [t for t in extra if t != "age"]
     if missing or extra:

@@ -201,6 +201,8 @@ def intent_of(raw: list[str], text: str) -> str | None:
             return "howto"  # "How do I treat X?" is what to do, which "What causes X?" is not
         if nxt is None or nxt in _AUX or (nxt in _BE and _PARTICIPLE.match(words[-1])):
             return "manner"
+        if prefixed and words[-1] in ("work", "works"):
+            return "manner"  # "Explain how credit scores work" is "How do credit scores work?"
         return None
     if any(w in lx.MANNER_NOUNS and i + 1 < len(words) and words[i + 1] in ("to", "for", "of")
            for i, w in enumerate(words)):

@@ -15,7 +15,7 @@ from cache import lexicon as lx
 
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # code operators are tokens (and terms): "== vs ===" is not "!= vs !=="
-_TOKEN = re.compile(r"===|!==|==|!=|&&|\|\||=>|->|c\+\+|c#|f#|\.net|[^\W_]+(?:\.\d+|,\d{3}(?!\d))*|[$€£¥%°×*]",
+_TOKEN = re.compile(r"===|!==|==|!=|&&|\|\||=>|->|\*\*=|//=|\+=|-=|\*=|/=|%=|c\+\+|c#|f#|\.net|[^\W_]+(?:\.\d+|,\d{3}(?!\d))*|[$€£¥%°×*]",
                     re.UNICODE | re.IGNORECASE)
 # a single quote opens and closes only beside a non-letter: not the apostrophes of "What's … I'm"
 _QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|«([^»]+)»|(?<![^\W_])'([^']{2,})'(?![^\W_])|‘([^’]+)’")

@@ -407,6 +407,10 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("What is a pointer to a pointer in C?", "Tell me what pointers are in C programming.", "terms"),
     ("What is the formula for work in physics?", "Give me the equation for the rate of doing work.", "terms"),
     ("What is an oxidation number?", "Explain what oxidation means in chemistry.", "terms"),
+    ("How does += work in Python?", "What does -= do in Python?", "terms"),  # code operators are terms
+    ("how long does diphenhydramine take to work in adults", "how much Benadryl does an adult take", "terms"),
+    ("What is the best password manager?", "How does a password manager work?", "terms"),
+    ("Explain what a good credit score is.", "Explain how credit scores work.", "intent"),
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -728,6 +732,8 @@ SERVED = [
     ("docker remove all stopped containers", "docker delete exited containers"),
     ("max bowling score", "bowling perfect score"),
     ("Explain the water cycle.", "Describe the hydrologic cycle."),
+    ("How does a hash map work internally?", "hashmap internals explained"),  # the verb of "how … works"
+    ("Explain how the internet works to a 5-year-old.", "explain the internet to a 5 year old"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
