@@ -390,6 +390,16 @@ _DOMAIN_OF = {canonical("git"): frozenset(canonical(w) for w in "commit commits 
 _SWAPPED_ALIKE = frozenset(frozenset((canonical(a), canonical(b))) for a, b in lx.SWAPPED_ALIKE)
 # what a thing is for, against "What does X do?": "pancreas function" = "What does the pancreas do?"
 _FUNCTION_NOUNS = frozenset(canonical(w) for w in "function functions purpose role job".split())
+# a body's orbit is implied by the body: "Name the planet that orbits nearest the sun" = "Which planet is closest
+# to the sun?", "How many moons orbit the Earth?" = "How many moons does Earth have?"
+_ORBIT = canonical("orbit")
+_ORBITING = frozenset(canonical(w) for w in "planet planets moon moons satellite satellites asteroid comet".split())
+# energy in food is counted in calories: "How much energy, in calories, does a banana have?" = "banana calories"
+_ENERGY = canonical("energy")
+_ENERGY_UNITS = frozenset(canonical(w) for w in "calorie calories kcal kilocalorie kilocalories kilojoule kj".split())
+# the language of a country is the one spoken there: "Which language is spoken in Brazil?" = "brazil language"
+_SPOKEN = frozenset(canonical(w) for w in "spoken speak speaks".split())
+_LANGUAGE = canonical("language")
 # how long a thing lives: "golden retriever lifespan" = "How long do golden retrievers live?"
 _LIFESPAN, _LIVE = canonical("lifespan"), canonical("live")
 
@@ -434,6 +444,55 @@ def _beyond_how_it_works(unmatched: list[str], text: str) -> list[str]:
     return unmatched
 
 
+# What an amount question measures, as its wording says: a duration ("how long does it take", "how many
+# minutes"), a length ("how far", "how long is", "how many miles") or a speed ("how fast", "in km/h")
+_LENGTH_UNITS = r"(?:miles?|mi|km|kms|kilomet(?:er|re)s?|met(?:er|re)s?|feet|foot|ft|yards?|inch(?:es)?|laps?)"
+_TIME_UNITS = r"(?:minutes?|mins?|hours?|hrs?|seconds?|secs?)"
+_MEASURES = (
+    ("duration", re.compile(r"\bhow long (?:do|does|did|will|would|should|can|to|until|before|after|must|i|you)\b|"
+                            r"\bhow many " + _TIME_UNITS + r"\b", re.I)),
+    ("length", re.compile(r"\bhow far\b|\bhow long (?:is|was|are|were)\b|\bhow many " + _LENGTH_UNITS + r"\b|"
+                          r"\bis how (?:long|many " + _LENGTH_UNITS + r")\b|\b" + _LENGTH_UNITS + r" is an?\b", re.I)),
+    ("speed", re.compile(r"\bhow fast\b|\b(?:mph|kph|kmh|km/h|m/s|knots?|miles per hour|kilomet(?:er|re)s per hour|"
+                         r"met(?:er|re)s per second)\b", re.I)),
+)
+_TIME_UNIT = re.compile(r"\b" + _TIME_UNITS + r"\b", re.I)
+# the word that names a measure, against a text whose question asks that measure in other words:
+# "marathon distance" = "how many miles is a marathon", "How many minutes should I microwave a potato?" =
+# "How long do I microwave a potato for?", "how fast is 60 mph in km/h" = "What's 60 mph in km/h?"
+_MEASURE_WORDS = {canonical("distance"): "length", canonical("speed"): "speed",
+                  **{canonical(w): "duration" for w in ("minute", "minutes", "hour", "hours")}}
+
+
+@lru_cache(maxsize=65536)
+def _measures_asked(text: str) -> frozenset[str]:
+    return frozenset(name for name, pattern in _MEASURES if pattern.search(text))
+
+
+def _measure_named(mine: list[str], text: str, other: str) -> list[str]:
+    if not any(t in _MEASURE_WORDS for t in mine):
+        return mine
+    asked, other_asked = _measures_asked(text), _measures_asked(other)
+    # a unit against the other's unit is a swap ("How many minutes are in a week?" ≠ "… hours …?")
+    other_units = _TIME_UNIT.search(other) is not None
+    return [t for t in mine if not (t in _MEASURE_WORDS and _MEASURE_WORDS[t] in other_asked
+                                    and asked <= {_MEASURE_WORDS[t]}
+                                    and not (_MEASURE_WORDS[t] == "duration" and other_units))]
+
+
+# "appear" and "seem" before what a thing is said to be are "is": "Why does the sky appear blue?" = "Why is the
+# sky blue?" (not "appears in a column", "seems like")
+_COPULA = re.compile(r"\b(?:appears?|appeared|seems?|seemed)\s+(?!(?:in|on|at|to|as|like|for|when|after|before|"
+                     r"with|from|and|or)\b)[^\W\d_]+", re.I)
+_COPULA_TERMS = frozenset(canonical(w) for w in "appear appears appeared seem seems seemed".split())
+
+
+def _beyond_copula(unmatched: list[str], text: str) -> list[str]:
+    if _COPULA_TERMS.intersection(unmatched) and _COPULA.search(text):
+        return [t for t in unmatched if t not in _COPULA_TERMS]
+    return unmatched
+
+
 def _swapped_alike(missing: list[str], extra: list[str]) -> tuple[list[str], list[str]]:
     """Both lists less each pair of words that say one thing (`lexicon.SWAPPED_ALIKE`), one on each side."""
     if not (missing and extra):
@@ -464,6 +523,13 @@ def _implied(mine: list[str], theirs: list[str], x: Facts, y: Facts) -> list[str
         if t == _COOK and _COOKING_METHODS & y.words:
             continue
         if t == _WEIGH and _WEIGHT_UNITS & (x.words | y.words):  # "What does a cup of flour weigh in grams?"
+            continue
+        if t == _ORBIT and _ORBITING & x.words and _ORBITING & y.words:
+            continue
+        if t == _ENERGY and _ENERGY_UNITS & y.words:
+            continue
+        if t in _SPOKEN and _LANGUAGE in x.words and _LANGUAGE in y.words and not (x.amount or y.amount) \
+                and ("languages" in x.words) == ("languages" in y.words):  # (not "Which languages …" / "main language")
             continue
         if t in _FUNCTION_NOUNS and y.intent == "function":
             continue
@@ -640,9 +706,11 @@ def verify_rules(query: str, cached: str) -> Verdict:
     if a.operators and b.operators:  # both write an expression, whose operators were compared above
         missing, extra = [t for t in missing if t != _MULTIPLY], [t for t in extra if t != _MULTIPLY]
     missing, extra = _implied(missing, extra, a, b), _implied(extra, missing, b, a)
+    missing, extra = _measure_named(missing, query, cached), _measure_named(extra, cached, query)
     missing, extra = _swapped_alike(missing, extra)
     if bool(missing) != bool(extra):  # a field named on one side only (two fields named are a swap)
         missing, extra = _beyond_field(missing, query), _beyond_field(extra, cached)
+    missing, extra = _beyond_copula(missing, query), _beyond_copula(extra, cached)
     # (not against a pick: "How does a password manager work?" ≠ "What is the best password manager?")
     if "which" not in (a.intent, b.intent):
         missing, extra = _beyond_how_it_works(missing, query), _beyond_how_it_works(extra, cached)

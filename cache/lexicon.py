@@ -636,6 +636,7 @@ PHRASES.update({**{(maker, product): (product,) for maker in ("microsoft", "ms")
                 ("out", "of", "the", "box"): ("default",), ("break", "even", "point"): ("break", "even"),
                 ("header", "row"): ("first", "row"), ("life", "expectancy"): ("lifespan",),
                 ("life", "span"): ("lifespan",), ("perfect", "score"): ("max", "score"),
+                ("law", "of", "motion"): ("law",), ("laws", "of", "motion"): ("laws",),  # Newton's
                 ("t", "score"): ("t_score",), ("z", "score"): ("z_score",), ("standard", "score"): ("z_score",),
                 ("pointer", "to", "a", "pointer"): ("double_pointer",), ("rate", "of", "doing", "work"): ("power",),
                 **{(kind, "number"): (f"{kind}_number",) for kind in ("oxidation", "atomic", "mass")},

@@ -105,7 +105,8 @@ def table() -> SynonymTable | None:
 # a "bike" is WordNet's motorcycle first, but mostly a bicycle when people ask about one
 DISTINCT = frozenset(map(frozenset, [("president", "chairman"), ("president", "chair"), ("frog", "toad"),
                                      ("rent", "lease"), ("elk", "moose"), ("bike", "motorcycle"),
-                                     ("hare", "rabbit"), ("acceleration", "speed"), ("acceleration", "velocity")]))  # other animals: a hare lives, breeds and eats otherwise
+                                     ("hare", "rabbit"), ("acceleration", "speed"), ("acceleration", "velocity"),
+                                     ("nap", "sleep"), ("grill", "broil")]))  # other animals: a hare lives, breeds and eats otherwise
 
 
 def synonymous(a: str, b: str, a_name: bool = False, b_name: bool = False, strict: bool = False) -> bool:

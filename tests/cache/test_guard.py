@@ -411,6 +411,15 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("how long does diphenhydramine take to work in adults", "how much Benadryl does an adult take", "terms"),
     ("What is the best password manager?", "How does a password manager work?", "terms"),
     ("Explain what a good credit score is.", "Explain how credit scores work.", "intent"),
+    ("How many minutes are in a week?", "A week has how many hours?", "terms"),  # a unit against another unit
+    ("How far is it to fly from London to New York?", "How long does it take to fly from London to New York?",
+     "terms"),
+    ("How long should I grill salmon?", "How many minutes do I broil salmon for?", "terms"),
+    ("how long should an adult nap during the day", "how many hours of sleep does an adult need", "terms"),
+    ("Which languages do people speak in Switzerland?", "main language of switzerland", "terms"),
+    ("How long does it take to run a mile?", "How much energy do I use jogging a mile?", "terms"),
+    ("How do I count how many times each distinct value appears in a column in SQL?",
+     "How do I count distinct values in a column in SQL?", "terms"),
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -734,6 +743,16 @@ SERVED = [
     ("Explain the water cycle.", "Describe the hydrologic cycle."),
     ("How does a hash map work internally?", "hashmap internals explained"),  # the verb of "how … works"
     ("Explain how the internet works to a 5-year-old.", "explain the internet to a 5 year old"),
+    ("marathon distance", "How long is a marathon?"),  # a measure named, against the question that asks it
+    ("half marathon distance in km", "how many km is a half marathon"),
+    ("How many minutes should I microwave a potato?", "How long do I microwave a potato for?"),
+    ("What's 60 mph in km/h?", "how fast is 60 mph in km/h"),
+    ("Name the planet that orbits nearest the sun.", "Which planet is closest to the sun?"),
+    ("How many moons orbit the Earth?", "How many moons does Earth have?"),
+    ("How much energy, in calories, does a banana have?", "banana calories"),
+    ("Which language is spoken in Brazil?", "brazil language"),
+    ("why does the sky appear blue", "Why is the sky blue?"),
+    ("What does Newton's second law of motion state?", "Explain Newton's second law"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
