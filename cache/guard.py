@@ -400,6 +400,10 @@ _ENERGY_UNITS = frozenset(canonical(w) for w in "calorie calories kcal kilocalor
 # the language of a country is the one spoken there: "Which language is spoken in Brazil?" = "brazil language"
 _SPOKEN = frozenset(canonical(w) for w in "spoken speak speaks".split())
 _LANGUAGE = canonical("language")
+# what is required is what one needs or must do: "daily protein requirement" = "How much protein do I need per
+# day?", "Is a visa required for Japan?" = "Do I need a visa for Japan?"
+_REQUIRED = canonical("required")
+_NEEDING = re.compile(r"\b(?:need|needs|needed|must|have to|has to|mandatory)\b", re.I)
 # how long a thing lives: "golden retriever lifespan" = "How long do golden retrievers live?"
 _LIFESPAN, _LIVE = canonical("lifespan"), canonical("live")
 
@@ -462,6 +466,12 @@ _TIME_UNIT = re.compile(r"\b" + _TIME_UNITS + r"\b", re.I)
 # "How long do I microwave a potato for?", "how fast is 60 mph in km/h" = "What's 60 mph in km/h?"
 _MEASURE_WORDS = {canonical("distance"): "length", canonical("speed"): "speed",
                   **{canonical(w): "duration" for w in ("minute", "minutes", "hour", "hours")}}
+
+
+def _required_said(mine: list[str], other: str) -> list[str]:
+    if _REQUIRED in mine and _NEEDING.search(other):
+        return [t for t in mine if t != _REQUIRED]
+    return mine
 
 
 @lru_cache(maxsize=65536)
@@ -707,6 +717,7 @@ def verify_rules(query: str, cached: str) -> Verdict:
         missing, extra = [t for t in missing if t != _MULTIPLY], [t for t in extra if t != _MULTIPLY]
     missing, extra = _implied(missing, extra, a, b), _implied(extra, missing, b, a)
     missing, extra = _measure_named(missing, query, cached), _measure_named(extra, cached, query)
+    missing, extra = _required_said(missing, cached), _required_said(extra, query)
     missing, extra = _swapped_alike(missing, extra)
     if bool(missing) != bool(extra):  # a field named on one side only (two fields named are a swap)
         missing, extra = _beyond_field(missing, query), _beyond_field(extra, cached)

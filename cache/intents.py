@@ -19,7 +19,7 @@ _WH_INTENT = {"who": "person", "whom": "person", "whose": "person", "when": "tim
               "why": "reason", "whether": "yesno"}
 # what a keyword query asks when it ends with it
 _KEYWORD_ASKS = {"reason": "reason", "reasons": "reason", "cause": "reason", "causes": "reason", "why": "reason",
-                 "count": "quantity"}
+                 "count": "quantity", "required": "yesno", "allowed": "yesno", "legal": "yesno"}
 _DESCRIBE = frozenset("describe explain define walk talk".split())  # "walk me through …" asks for an account
 _TELL = _DESCRIBE | {"tell"}
 _SIGNIFY = frozenset("indicate indicates signify signifies".split())

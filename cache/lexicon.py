@@ -592,7 +592,7 @@ length~size distance~length limit~max error~status job~position solve~x launch~r
 recover~back age~old f~fahrenheit c~celsius order~sequence order~sort cancel~stop job~role prop~proprietorship
 st~stone fraudulent~scam antiderivative~integral dissolve~soluble length~long difference~gap title~win beat~defeat
 speed~velocity building~skyscraper enable~turn share~stock directory~folder buck~dollar bucks~dollar perform~sang perform~singer
-clone~copy exited~stopped
+clone~copy exited~stopped chord~triad computer~laptop proportion~ratio cost~expensive
 """.split()]
 
 # Terms that start with a phrasing word ("common", "proper", "simple", "right", "general", "normal"…),
@@ -636,6 +636,7 @@ PHRASES.update({**{(maker, product): (product,) for maker in ("microsoft", "ms")
                 ("out", "of", "the", "box"): ("default",), ("break", "even", "point"): ("break", "even"),
                 ("header", "row"): ("first", "row"), ("life", "expectancy"): ("lifespan",),
                 ("life", "span"): ("lifespan",), ("perfect", "score"): ("max", "score"),
+                ("tax", "return"): ("taxes",), ("tax", "returns"): ("taxes",),  # filing taxes is filing a return
                 ("law", "of", "motion"): ("law",), ("laws", "of", "motion"): ("laws",),  # Newton's
                 ("t", "score"): ("t_score",), ("z", "score"): ("z_score",), ("standard", "score"): ("z_score",),
                 ("pointer", "to", "a", "pointer"): ("double_pointer",), ("rate", "of", "doing", "work"): ("power",),

@@ -355,7 +355,7 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("What is the slope of the line through (3, 2) and (11, 6)?",
      "What is the slope of the line through (2, 3) and (6, 11)?", "numbers"),
     ("What is the converse of the Pythagorean theorem?", "What is the Pythagorean theorem?", "terms"),
-    ("How long is the GRE?", "gre calculator allowed?", "terms"),
+    ("How long is the GRE?", "gre calculator allowed?", "intent"),  # (a keyword ending "allowed" asks whether)
     ("Is the standard deduction better than itemizing for a single filer in 2024?",
      "What's the standard deduction for a single filer in 2024?", "terms"),
     ("What is the derivative of 2 to the x?", "What is the derivative of x squared?", "numbers"),
@@ -420,6 +420,9 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("How long does it take to run a mile?", "How much energy do I use jogging a mile?", "terms"),
     ("How do I count how many times each distinct value appears in a column in SQL?",
      "How do I count distinct values in a column in SQL?", "terms"),
+    ("How much is a fishing license in California?", "california fishing license required", "intent"),
+    ("I'm a US citizen living in Canada. Do I still need to file state taxes?",
+     "US citizen living in Canada: do I still file US tax returns?", "light"),
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -753,6 +756,11 @@ SERVED = [
     ("Which language is spoken in Brazil?", "brazil language"),
     ("why does the sky appear blue", "Why is the sky blue?"),
     ("What does Newton's second law of motion state?", "Explain Newton's second law"),
+    ("daily protein requirement", "How much protein do I need per day?"),
+    ("As an American, is a visa required for a trip to Japan?", "Do I need a visa to travel to Japan as a US citizen?"),
+    ("Do students have to file a tax return?", "Do I have to file taxes as a student?"),
+    ("c major triad notes", "What notes are in a C major chord?"),
+    ("How expensive is a Netflix subscription?", "How much does a Netflix subscription cost?"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
