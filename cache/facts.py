@@ -443,7 +443,8 @@ def _percent_asks(text: str) -> str:
     return "sum" if _PERCENT_SUM.search(text) else "part"
 
 
-_GENERIC_WHEN = frozenset("should can could may must need needs supposed allowed safe ok okay recommended".split())
+_GENERIC_WHEN = frozenset("""should can could may must need needs supposed allowed safe ok okay recommended usually
+typically normally generally most start starts begin begins""".split())  # "When do babies usually start walking?"
 _PAST = frozenset("did was were had".split())
 
 

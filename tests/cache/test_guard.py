@@ -761,6 +761,7 @@ SERVED = [
     ("Do students have to file a tax return?", "Do I have to file taxes as a student?"),
     ("c major triad notes", "What notes are in a C major chord?"),
     ("How expensive is a Netflix subscription?", "How much does a Netflix subscription cost?"),
+    ("At what age do most children get potty trained?", "When are kids usually potty trained?"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
