@@ -365,6 +365,7 @@ _DEICTIC = frozenset(("here", "there"))
 _EATING = frozenset({canonical("eat"), canonical("safe")})
 _INTAKE = frozenset(canonical(w) for w in ("intake", "consumption"))
 _TAKING = frozenset(canonical(w) for w in "drink eat have take consume".split())
+_TAKE = canonical("take")
 _MULTIPLY = canonical("multiply")  # "x^2 * sin(x)" = "x^2 sin x": a product written or not
 # "the human body" is the human, and "the body" a human's: "bones in the adult human body" = "How many bones
 # does a grown human have?", "normal body temperature" = "normal human body temperature"; a skeleton too
@@ -548,7 +549,9 @@ def _implied(mine: list[str], theirs: list[str], x: Facts, y: Facts) -> list[str
         if t in _DOMAIN_OF and _DOMAIN_OF[t] & y.words:  # "undo the last git commit" = "undo the last commit"
             continue
         # what is taken, against how much of it: "How much protein should I eat?" = "How much protein do I need?"
-        if t in _TAKING and x.amount and y.amount and not _TAKING.intersection(theirs):
+        # (not the time a thing takes: "How long did it take to film Titanic?" ≠ "How long is Titanic?")
+        if t in _TAKING and x.amount and y.amount and not _TAKING.intersection(theirs) \
+                and not (t == _TAKE and "it" in x.words and x.amount == "measure"):
             continue
         kept.append(t)
     return kept

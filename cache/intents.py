@@ -27,6 +27,10 @@ _JUDGED = frozenset("considered deemed regarded".split())
 _LEVELS = frozenset("low high normal dangerous safe fast slow".split())
 # "Australia's capital" (an attribute of something, not a definition); not "what's", "it's", "there's"
 _POSSESSIVE = re.compile(r"\b(?!(?:what|that|it|there|here|who|where|how|let|he|she)['’]s\b)\w+['’]s\b", re.I)
+# a name that holds a possessive is still a name: "What is Parkinson's Law?", "What is Hodgkin's lymphoma?"
+_NAMED_POSSESSIVE = re.compile(r"^\W*[Ww]hat\s+(?:is|are|was)\s+(?:an?\s+|the\s+)?[A-Z][\w-]*['’]s\s+(?:[A-Z][\w-]*|law|"
+                               r"principle|theorem|syndrome|disease|paradox|rule|razor|constant|equation|lemma|"
+                               r"hypothesis|conjecture|lymphoma)\s*\??\s*$")
 _PARTICIPLE = re.compile(r"^(?:\w+ed|" + "|".join(sorted(lx.IRREGULAR_PARTICIPLES)) + ")$")
 
 
@@ -256,7 +260,7 @@ def intent_of(raw: list[str], text: str) -> str | None:
             # "What is the largest X", "What is Australia's capital" ask for something else
             bare = not any(w in lx.FUNCTION or w in lx.SUPERLATIVES or w in lx.QUANTITY_NOUNS
                            or parse_number(w) is not None for w in rest)
-            if rest and bare and not _POSSESSIVE.search(text):
+            if rest and bare and (not _POSSESSIVE.search(text) or _NAMED_POSSESSIVE.search(text)):
                 return "definition"
             return "what-is"  # "What is the black box on a plane?": some attribute, at least not its make-up
         return None

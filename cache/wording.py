@@ -88,6 +88,8 @@ def _multiple_unit(match: re.Match) -> str:
 _THE_TWO = re.compile(r"\b(?:the|those|these)\s+two\b(?!\s*(?:\d|of\b))", re.I)
 _CONTRASTING = re.compile(r"\b(?:differ\w*|vs|versus|compar\w*|distinguish\w*|separates?|mix(?:ing|ed)? up|apart)\b",
                           re.I)
+# a movement named after another is one word: "Post-Impressionism" ≠ "Impressionism", "neoclassical"
+_PREFIXED_MOVEMENT = re.compile(r"\b(post|pre|neo|proto)[- ]([^\W\d_]+(?:ism|isms|ist|ists|ic|al))\b", re.I)
 # a quarter of the year, not a fourth of something: "each quarter" = "quarterly"
 _QUARTER_PERIOD = re.compile(r"\b(?:each|every|per|this|next|last|that)\s+quarter\b", re.I)
 # whole days written as hours are those days ("48 hours" = "2 days"); 24 hours is the clock's reading above
@@ -340,6 +342,9 @@ def tokenize(text: str) -> list[str]:
         text = _DECADE.sub(lambda m: f" {int(m.group(1)) * 10 if m.group(1) else 10} years ", text)
     if "two" in text and _CONTRASTING.search(text):
         text = _THE_TWO.sub(" both ", text)
+    if ("post" in text or "Post" in text or "pre" in text or "Pre" in text or "neo" in text or "Neo" in text
+            or "proto" in text) and _PREFIXED_MOVEMENT.search(text):
+        text = _PREFIXED_MOVEMENT.sub(lambda m: m.group(1) + m.group(2), text)
     if "quarter" in text:
         text = _QUARTER_PERIOD.sub(" quarterly ", text)
     if _ANY_CLOCK.search(text):

@@ -421,6 +421,9 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("How do I count how many times each distinct value appears in a column in SQL?",
      "How do I count distinct values in a column in SQL?", "terms"),
     ("How much is a fishing license in California?", "california fishing license required", "intent"),
+    ("How long did it take to film the movie Titanic?", "How long is the movie Titanic?", "terms"),
+    ("Which painters are considered Post-Impressionists?", "impressionism vs post impressionism", "terms"),
+    ("How can I use Parkinson's Law to get more done?", "What is Parkinson's Law?", "intent"),
     ("I'm a US citizen living in Canada. Do I still need to file state taxes?",
      "US citizen living in Canada: do I still file US tax returns?", "light"),
 ]
@@ -762,6 +765,7 @@ SERVED = [
     ("c major triad notes", "What notes are in a C major chord?"),
     ("How expensive is a Netflix subscription?", "How much does a Netflix subscription cost?"),
     ("At what age do most children get potty trained?", "When are kids usually potty trained?"),
+    ("How much chocolate is toxic for a 10 kg dog?", "how much chocolate does it take to poison a 10 kg dog"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
@@ -835,6 +839,8 @@ INTENTS = [  # what the wording of a question asks for (`intents.intent_of`)
     # the wording does not say: no constraint
     ("Should I stretch before or after running?", None),
     ("Tell me what car insurance costs.", None),  # an embedded question
+    ("What is Parkinson's Law?", "definition"),  # a name that holds a possessive
+    ("What is Australia's capital?", "what-is"),
     ("python reverse list", None),
 ]
 
