@@ -30,7 +30,7 @@ and or but because while though although however
 # cases where they do (raise/lower, before/after as a choice is asked both ways in one sentence).
 
 SCAFFOLD = frozenset("""
-please pls plz thanks thank kindly hey hi hello ok okay
+please pls plz thanks thank kindly hey hi hello ok okay yo ugh hmm um uh lol btw tbh fyi hiya heya howdy welp
 tell telling explain explaining describe describing show showing give giving name list listing
 say saying let know knowing want wanting need needing like help helping wonder wondering curious
 find finding figure get getting got go going make making made use using used
@@ -59,7 +59,8 @@ draft drafting
 # questions to a pole when they are about the subject ("fastest animal") — see FAST_SUBJECT_WORDS.
 
 # The courtesy words among them: the content of "How do you say *thank you* in Japanese?" (`guard`).
-COURTESY = frozenset("please pls plz thanks thank kindly hey hi hello ok okay".split())
+COURTESY = frozenset("""please pls plz thanks thank kindly hey hi hello ok okay yo ugh hmm um uh lol btw tbh fyi
+hiya heya howdy welp""".split())
 
 # Light words naming a person: a who-question implies one ("Who wrote Harry Potter?" = "Who is the author of …")
 PERSON_LIGHT = frozenset("""

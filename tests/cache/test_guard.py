@@ -766,6 +766,7 @@ SERVED = [
     ("How expensive is a Netflix subscription?", "How much does a Netflix subscription cost?"),
     ("At what age do most children get potty trained?", "When are kids usually potty trained?"),
     ("How much chocolate is toxic for a 10 kg dog?", "how much chocolate does it take to poison a 10 kg dog"),
+    ("ugh my sink is clogged, how do I fix it", "how do I fix a clogged sink"),  # chat interjections
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
