@@ -37,7 +37,10 @@ once both texts were analysed — the analysis is cached per text):
                  spelled like function words are terms where they name something: "the US", "in May",
                  "a will", "IT", single letters ("vitamin K"). Some words are read in their frame:
                  "eat" and "safe" say one thing when the eater and the food agree, an "intake" is what
-                 a how-much question asks.
+                 a how-much question asks. A term the other text says another way is matched: a measure
+                 its question asks ("marathon distance" = "How long is a marathon?"), a field named once
+                 as a label ("… in physics"), the verb of "how X works", "appear" before what X is said
+                 to be, an ordinal only in context the question does not point back to.
 10. light swap — "largest *city*" vs "largest *country*": light words may be added, never swapped.
 
 Checks 1–8 are hard vetoes. Every other pair goes to a small learned verifier (`verify`): the
@@ -324,7 +327,7 @@ stats statistics mix mixing mixed
 
 
 _WH_WORDS = frozenset("what which who whom whose when where why how".split())
-_LABEL_FILLERS = frozenset("a an the c r".split())  # "in a Linux shell", "in C programming"
+_LABEL_FILLERS = frozenset("a an the".split())  # "in a Linux shell" (and single letters: "in C programming")
 _POINTING_BACK = _BACK_REFERENCES | frozenset("it its this that these those one ones".split())
 
 
@@ -424,7 +427,7 @@ def _field_labels(text: str) -> frozenset[str]:
     for i, tok in enumerate(tokens):
         if tok not in _FIELDS:
             continue
-        after_in = "in" in tokens[max(0, i - 3):i] and all(t in _LABEL_FILLERS or t.isupper() or len(t) == 1
+        after_in = "in" in tokens[max(0, i - 3):i] and all(t in _LABEL_FILLERS or len(t) == 1
                                                              for t in tokens[tokens.index("in", max(0, i - 3)) + 1:i])
         if after_in or keyword and i in (0, len(tokens) - 1):
             labels.add(canonical(tok))
@@ -438,8 +441,8 @@ def _beyond_field(unmatched: list[str], text: str) -> list[str]:
 
 # "How does a hash map work?" asks for the account "hashmap internals explained" gives: the verb is the question's
 # shape, not a term (not "how long does it take to work", "how do I work out …")
-_HOW_IT_WORKS = re.compile(r"\bhow\s+(?!(?:" + "|".join(sorted(lx.HOW_ADJECTIVES)) + r")\b)(?:[^\W_]+\s+){1,8}?works?\b(?!\s+out\b)",
-                           re.I)
+_HOW_IT_WORKS = re.compile(r"\bhow\s+(?!(?:" + "|".join(sorted(lx.HOW_ADJECTIVES)) + r")\b)"
+                           r"(?:[^\W_]+\s+){1,8}?works?\b(?!\s+out\b)", re.I)
 _WORK = canonical("work")
 
 
@@ -469,12 +472,6 @@ _MEASURE_WORDS = {canonical("distance"): "length", canonical("speed"): "speed",
                   **{canonical(w): "duration" for w in ("minute", "minutes", "hour", "hours")}}
 
 
-def _required_said(mine: list[str], other: str) -> list[str]:
-    if _REQUIRED in mine and _NEEDING.search(other):
-        return [t for t in mine if t != _REQUIRED]
-    return mine
-
-
 @lru_cache(maxsize=65536)
 def _measures_asked(text: str) -> frozenset[str]:
     return frozenset(name for name, pattern in _MEASURES if pattern.search(text))
@@ -489,6 +486,12 @@ def _measure_named(mine: list[str], text: str, other: str) -> list[str]:
     return [t for t in mine if not (t in _MEASURE_WORDS and _MEASURE_WORDS[t] in other_asked
                                     and asked <= {_MEASURE_WORDS[t]}
                                     and not (_MEASURE_WORDS[t] == "duration" and other_units))]
+
+
+def _required_said(mine: list[str], other: str) -> list[str]:
+    if _REQUIRED in mine and _NEEDING.search(other):
+        return [t for t in mine if t != _REQUIRED]
+    return mine
 
 
 # "appear" and "seem" before what a thing is said to be are "is": "Why does the sky appear blue?" = "Why is the

@@ -28,9 +28,9 @@ _LEVELS = frozenset("low high normal dangerous safe fast slow".split())
 # "Australia's capital" (an attribute of something, not a definition); not "what's", "it's", "there's"
 _POSSESSIVE = re.compile(r"\b(?!(?:what|that|it|there|here|who|where|how|let|he|she)['’]s\b)\w+['’]s\b", re.I)
 # a name that holds a possessive is still a name: "What is Parkinson's Law?", "What is Hodgkin's lymphoma?"
-_NAMED_POSSESSIVE = re.compile(r"^\W*[Ww]hat\s+(?:is|are|was)\s+(?:an?\s+|the\s+)?[A-Z][\w-]*['’]s\s+(?:[A-Z][\w-]*|law|"
-                               r"principle|theorem|syndrome|disease|paradox|rule|razor|constant|equation|lemma|"
-                               r"hypothesis|conjecture|lymphoma)\s*\??\s*$")
+_NAMED_POSSESSIVE = re.compile(r"^\W*[Ww]hat\s+(?:is|are|was)\s+(?:an?\s+|the\s+)?[A-Z][\w-]*['’]s\s+"
+                               r"(?:[A-Z][\w-]*|law|principle|theorem|syndrome|disease|paradox|rule|razor|constant|"
+                               r"equation|lemma|hypothesis|conjecture|lymphoma)\s*\??\s*$")
 _PARTICIPLE = re.compile(r"^(?:\w+ed|" + "|".join(sorted(lx.IRREGULAR_PARTICIPLES)) + ")$")
 
 

@@ -243,8 +243,8 @@ CANONICAL: dict[str, str] = {
     "centre": "center", "theatre": "theater", "programme": "program", "licence": "license",
     "cheque": "check", "defence": "defense", "travelling": "traveling", "cancelled": "canceled",
     "pitch": "field", "football": "soccer", "rug": "carpet", "tap": "faucet", "notebook": "laptop",
-    "flat": "flat", "author": "writer", "wrote": "write", "written": "write", "penned": "write", "compose": "write", "composes": "write",
-    "composed": "write", "composing": "write",
+    "flat": "flat", "author": "writer", "wrote": "write", "written": "write", "penned": "write",
+    "compose": "write", "composes": "write", "composed": "write", "composing": "write",
     "writes": "write", "mobile": "phone", "cellphone": "phone", "smartphone": "phone", "cell": "phone",
     "pc": "computer", "automobile": "car", "vehicle": "car", "auto": "car", "toxic": "poison",
     "turkiye": "turkey", "bunny": "rabbit", "bunnies": "rabbit", "choc": "chocolate", "ketogenic": "keto",
@@ -579,21 +579,22 @@ OUTPUT_FORMS = {form: (_patterns(request), _patterns(mention) if mention else ()
     "answers": ("with answers,with the answers,with solutions,answer key", "answer,answers,solution,solutions"),
 }.items()}
 
-# Words that say one thing when each text has the one the other lacks, and nothing else differs: "How do I
-# change a flat tire?" = "… replace a flat tyre?", "Does vinegar kill mold?" = "Can vinegar get rid of mold?".
-# Only as such a swap (never merged: "replace X with Y" and "kill" keep their own readings elsewhere).
 # fields and tools a question is filed under ("in physics", "recursion meaning programming"), as written
 FIELDS = frozenset("""physics chemistry biology astronomy nutrition poetry photography programming coding algorithm
 algorithms philosophy economics statistics stats mathematics math maths geometry algebra calculus grammar linguistics
 geology networking kubernetes k8s sql postgres postgresql linux unix bash""".split())
+
+# Words that say one thing when each text has the one the other lacks, and nothing else differs: "How do I
+# change a flat tire?" = "… replace a flat tyre?", "Does vinegar kill mold?" = "Can vinegar get rid of mold?".
+# Only as such a swap (never merged: "replace X with Y" and "kill" keep their own readings elsewhere).
 SWAPPED_ALIKE = [tuple(pair.split("~")) for pair in """
 change~replace change~update fix~patch safe~bad safe~poison kill~delete clean~delete bake~oven
 derivative~differentiate cancel~end stop~disable interval~often shot~vaccine deck~pack drip~leaky
 length~size distance~length limit~max error~status job~position solve~x launch~release exercise~training
 recover~back age~old f~fahrenheit c~celsius order~sequence order~sort cancel~stop job~role prop~proprietorship
 st~stone fraudulent~scam antiderivative~integral dissolve~soluble length~long difference~gap title~win beat~defeat
-speed~velocity building~skyscraper enable~turn share~stock directory~folder buck~dollar bucks~dollar perform~sang perform~singer
-clone~copy exited~stopped chord~triad computer~laptop proportion~ratio cost~expensive
+speed~velocity building~skyscraper enable~turn share~stock directory~folder buck~dollar bucks~dollar
+perform~sang perform~singer clone~copy exited~stopped chord~triad computer~laptop proportion~ratio cost~expensive
 """.split()]
 
 # Terms that start with a phrasing word ("common", "proper", "simple", "right", "general", "normal"…),
@@ -637,12 +638,16 @@ PHRASES.update({**{(maker, product): (product,) for maker in ("microsoft", "ms")
                 ("out", "of", "the", "box"): ("default",), ("break", "even", "point"): ("break", "even"),
                 ("header", "row"): ("first", "row"), ("life", "expectancy"): ("lifespan",),
                 ("life", "span"): ("lifespan",), ("perfect", "score"): ("max", "score"),
-                ("tax", "return"): ("taxes",), ("tax", "returns"): ("taxes",),  # filing taxes is filing a return
-                ("law", "of", "motion"): ("law",), ("laws", "of", "motion"): ("laws",),  # Newton's
+                ("hydrologic", "cycle"): ("water", "cycle"), ("hydrological", "cycle"): ("water", "cycle")})
+# filing taxes is filing a return; Newton's laws are his laws of motion; "in the first place" is an idiom, no
+# ordinal; terms of their own that their words would merge into others: t-score, z-score (= a standard score),
+# a pointer to a pointer, the rate of doing work (power), the oxidation/atomic/mass number
+PHRASES.update({("tax", "return"): ("taxes",), ("tax", "returns"): ("taxes",),
+                ("law", "of", "motion"): ("law",), ("laws", "of", "motion"): ("laws",),
+                ("in", "the", "first", "place"): (),
                 ("t", "score"): ("t_score",), ("z", "score"): ("z_score",), ("standard", "score"): ("z_score",),
                 ("pointer", "to", "a", "pointer"): ("double_pointer",), ("rate", "of", "doing", "work"): ("power",),
-                **{(kind, "number"): (f"{kind}_number",) for kind in ("oxidation", "atomic", "mass")},
-                ("hydrologic", "cycle"): ("water", "cycle"), ("hydrological", "cycle"): ("water", "cycle"), ("in", "the", "first", "place"): ()})  # (an idiom, no ordinal)
+                **{(kind, "number"): (f"{kind}_number",) for kind in ("oxidation", "atomic", "mass")}})
 # to take a screenshot is to screenshot
 PHRASES.update({(verb, *det, shot): ("screenshot",) for verb in ("take", "taking", "takes", "took")
                 for det in ((), ("a",)) for shot in ("screenshot", "screenshots")})

@@ -105,8 +105,9 @@ def table() -> SynonymTable | None:
 # a "bike" is WordNet's motorcycle first, but mostly a bicycle when people ask about one
 DISTINCT = frozenset(map(frozenset, [("president", "chairman"), ("president", "chair"), ("frog", "toad"),
                                      ("rent", "lease"), ("elk", "moose"), ("bike", "motorcycle"),
+                                     # (stop 28: each served a near-miss once another word was read)
                                      ("hare", "rabbit"), ("acceleration", "speed"), ("acceleration", "velocity"),
-                                     ("nap", "sleep"), ("grill", "broil")]))  # other animals: a hare lives, breeds and eats otherwise
+                                     ("nap", "sleep"), ("grill", "broil")]))
 
 
 def synonymous(a: str, b: str, a_name: bool = False, b_name: bool = False, strict: bool = False) -> bool:

@@ -14,9 +14,9 @@ import snowballstemmer
 from cache import lexicon as lx
 
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
-# code operators are tokens (and terms): "== vs ===" is not "!= vs !=="
-_TOKEN = re.compile(r"===|!==|==|!=|&&|\|\||=>|->|\*\*=|//=|\+=|-=|\*=|/=|%=|c\+\+|c#|f#|\.net|[^\W_]+(?:\.\d+|,\d{3}(?!\d))*|[$€£¥%°×*]",
-                    re.UNICODE | re.IGNORECASE)
+# code operators are tokens (and terms): "== vs ===" is not "!= vs !==", "+=" not "-="
+_TOKEN = re.compile(r"===|!==|==|!=|&&|\|\||=>|->|\*\*=|//=|\+=|-=|\*=|/=|%=|c\+\+|c#|f#|\.net|"
+                    r"[^\W_]+(?:\.\d+|,\d{3}(?!\d))*|[$€£¥%°×*]", re.UNICODE | re.IGNORECASE)
 # a single quote opens and closes only beside a non-letter: not the apostrophes of "What's … I'm"
 _QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|«([^»]+)»|(?<![^\W_])'([^']{2,})'(?![^\W_])|‘([^’]+)’")
 _DIGITS = re.compile(r"^\d+(?:[.,]\d+)*$")
@@ -88,7 +88,8 @@ def _multiple_unit(match: re.Match) -> str:
 _THE_TWO = re.compile(r"\b(?:the|those|these)\s+two\b(?!\s*(?:\d|of\b))", re.I)
 _CONTRASTING = re.compile(r"\b(?:differ\w*|vs|versus|compar\w*|distinguish\w*|separates?|mix(?:ing|ed)? up|apart)\b",
                           re.I)
-# a movement named after another is one word: "Post-Impressionism" ≠ "Impressionism", "neoclassical"
+# a movement named after another is one word: "Post-Impressionism" ≠ "Impressionism"; so are such adjectives
+# ("neo-classical", "post-natal")
 _PREFIXED_MOVEMENT = re.compile(r"\b(post|pre|neo|proto)[- ]([^\W\d_]+(?:ism|isms|ist|ists|ic|al))\b", re.I)
 # a quarter of the year, not a fourth of something: "each quarter" = "quarterly"
 _QUARTER_PERIOD = re.compile(r"\b(?:each|every|per|this|next|last|that)\s+quarter\b", re.I)
@@ -342,8 +343,7 @@ def tokenize(text: str) -> list[str]:
         text = _DECADE.sub(lambda m: f" {int(m.group(1)) * 10 if m.group(1) else 10} years ", text)
     if "two" in text and _CONTRASTING.search(text):
         text = _THE_TWO.sub(" both ", text)
-    if ("post" in text or "Post" in text or "pre" in text or "Pre" in text or "neo" in text or "Neo" in text
-            or "proto" in text) and _PREFIXED_MOVEMENT.search(text):
+    if _PREFIXED_MOVEMENT.search(text):
         text = _PREFIXED_MOVEMENT.sub(lambda m: m.group(1) + m.group(2), text)
     if "quarter" in text:
         text = _QUARTER_PERIOD.sub(" quarterly ", text)
