@@ -326,7 +326,6 @@ stats statistics mix mixing mixed
 """.split())
 
 
-_WH_WORDS = frozenset("what which who whom whose when where why how".split())
 _LABEL_FILLERS = frozenset("a an the".split())  # "in a Linux shell" (and single letters: "in C programming")
 _POINTING_BACK = _BACK_REFERENCES | frozenset("it its this that these those one ones".split())
 
@@ -422,7 +421,7 @@ def _field_labels(text: str) -> frozenset[str]:
     meaning programming", "sql union vs union all"). Not an adjective ("economic causes") nor a noun that
     modifies ("math riddles", "3 statistics about uniforms")."""
     tokens = tokenize(text)
-    keyword = "?" not in text and bool(tokens) and tokens[0] not in _WH_WORDS
+    keyword = "?" not in text and bool(tokens) and tokens[0] not in lx.QUESTION_WORDS
     labels = set()
     for i, tok in enumerate(tokens):
         if tok not in _FIELDS:

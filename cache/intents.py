@@ -14,7 +14,7 @@ from cache.wording import QUANTITY_NOUNS, canonical, parse_number
 _AUX = frozenset("do does can could should would will to i you we one".split())
 _BE = frozenset("is are was were".split())
 _YES_NO_LEADS = frozenset("is are was were am can could do does did should will would has have had may must".split())
-_WH = frozenset("what which who whom whose when where why how whether".split())
+_WH = lx.QUESTION_WORDS
 _WH_INTENT = {"who": "person", "whom": "person", "whose": "person", "when": "time", "where": "place",
               "why": "reason", "whether": "yesno"}
 # what a keyword query asks when it ends with it

@@ -579,6 +579,8 @@ OUTPUT_FORMS = {form: (_patterns(request), _patterns(mention) if mention else ()
     "answers": ("with answers,with the answers,with solutions,answer key", "answer,answers,solution,solutions"),
 }.items()}
 
+# the words a question opens with (a text that opens otherwise and has no "?" reads as a keyword query)
+QUESTION_WORDS = frozenset("what which who whom whose when where why how whether".split())
 # fields and tools a question is filed under ("in physics", "recursion meaning programming"), as written
 FIELDS = frozenset("""physics chemistry biology astronomy nutrition poetry photography programming coding algorithm
 algorithms philosophy economics statistics stats mathematics math maths geometry algebra calculus grammar linguistics

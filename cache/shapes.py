@@ -91,6 +91,8 @@ _TELLING = re.compile(r"\b(?:know|tell|check|see|find out|figure out|determine)\
 # "What time …?" ("when" says no grain; "what time of year" asks no clock time)
 _TIME_GRAINS = {"year": "year", "date": "date", "day": "date", "time": "time", "hour": "time", "month": "month",
                 "decade": "decade", "century": "century"}
+
+
 def _keyword_grain(raw: list[str]) -> frozenset[str]:
     """The grain of time a keyword query names at either end: "year the titanic went down" asks a year, as
     "What year …?" does (not "What time did the Titanic go down?")."""

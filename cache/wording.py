@@ -60,26 +60,24 @@ _SQUARED = re.compile(r"(?<![^\W\d_])([a-z]|\d+(?:\.\d+)?)\s+(squared|cubed)\b",
 _TO_THE = re.compile(r"(?<![^\W\d_])([a-z]|\d+(?:\.\d+)?) to the (?:([a-z])|(\d+)(?:st|nd|rd|th)?)(?: power)?"
                      r"(?![^\W\d_])", re.I)
 _TWO_FACTOR = re.compile(r"\b(?:two|2)[- ]?(?:factor|step)(?:\s+(?:authentication|auth|verification))?\b", re.I)
-# a whole larger unit said in the smaller: "over 12 months" = "over a year" (a number counts only the unit
-# it is written with, so the two would differ; "24 hours" is the clock's reading above)
-_WHOLE_UNIT = re.compile(r"\b(?:(12|twelve)[- ]months?|(7|seven)[- ]days?|(60|sixty)[- ]minutes?)\b", re.I)
-
-
-def _whole_unit(match: re.Match) -> str:
-    return (" a year ", " a week ", " an hour ")[next(i for i, g in enumerate(match.groups()) if g)]
-
-
-# whole weeks, years and hours written in the smaller unit are those ("14 days" = "2 weeks", "24 months" =
-# "2 years"); a decade is ten years ("after a decade" = "in 10 years")
-_MULTIPLE_UNIT = re.compile(r"\b(\d+)[- ](days?|months?|minutes?)\b", re.I)
-_LARGER_UNIT = {"day": (7, "weeks"), "month": (12, "years"), "minute": (60, "hours")}
+# whole larger units said in the smaller are those units: "over 12 months" = "over a year", "14 days" = "2
+# weeks", "24 months" = "2 years" (a number counts only the unit it is written with, so the two would differ;
+# "24 hours" is the clock's reading above); a decade is ten years ("after a decade" = "in 10 years")
+_SMALLER_UNIT = re.compile(r"\b(\d+|twelve|seven|sixty)[- ](days?|months?|minutes?)\b", re.I)
+_SPELLED_SIZE = {"twelve": 12, "seven": 7, "sixty": 60}
+# the smaller unit → (how many make one larger, one larger unit, the larger in the plural)
+_LARGER_UNIT = {"day": (7, " a week ", "weeks"), "month": (12, " a year ", "years"),
+                "minute": (60, " an hour ", "hours")}
 _DECADE = re.compile(r"\b(?:(?:a|one|1)\s+decade|(\d+)\s+decades)\b", re.I)
 
 
-def _multiple_unit(match: re.Match) -> str:
-    count, unit = int(match.group(1)), match.group(2).lower().rstrip("s")
-    size, larger = _LARGER_UNIT[unit]
-    if count > size and count % size == 0:
+def _larger_unit(match: re.Match) -> str:
+    written, unit = match.group(1).lower(), match.group(2).lower().rstrip("s")
+    size, one, larger = _LARGER_UNIT[unit]
+    count = _SPELLED_SIZE.get(written) or int(written)
+    if count == size:
+        return one
+    if written.isdigit() and count > size and count % size == 0:
         return f"{count // size} {larger}"
     return match.group(0)
 
@@ -337,8 +335,7 @@ def tokenize(text: str) -> list[str]:
     if "factor" in text or "step" in text:  # "two-factor authentication" is "2FA"
         text = _TWO_FACTOR.sub(" 2fa ", text)
     if "month" in text or "days" in text or "minutes" in text:
-        text = _MULTIPLE_UNIT.sub(_multiple_unit, text)
-        text = _WHOLE_UNIT.sub(_whole_unit, text)
+        text = _SMALLER_UNIT.sub(_larger_unit, text)
     if "decade" in text:
         text = _DECADE.sub(lambda m: f" {int(m.group(1)) * 10 if m.group(1) else 10} years ", text)
     if "two" in text and _CONTRASTING.search(text):
