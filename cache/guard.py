@@ -364,6 +364,16 @@ def _beyond_context(unmatched: list[str], text: str) -> list[str]:
 
 
 _DEICTIC = frozenset(("here", "there"))
+# which way a safety question leans: "Which foods are safe for dogs?" and "Which foods are dangerous for dogs?"
+# name other foods, though "safe" and "dangerous" share a canonical word ("Is chocolate safe for dogs?" =
+# "Is chocolate toxic to dogs?": one answer to a yes or no)
+_SAFE_SIDE = re.compile(r"\b(?:safe|safely|edible|harmless|non-?toxic|non-?poisonous)\b", re.I)
+_UNSAFE_SIDE = re.compile(r"\b(?:unsafe|dangerous|danger|harmful|risky|(?<!non-)(?<!non)toxic|(?<!non-)(?<!non)poisonous|"
+                          r"poison|deadly|lethal)\b", re.I)
+_MEANING = re.compile(r"\b(?:mean|means|meant|meaning|define|definition)\b", re.I)
+# a pick of one kind of thing (against what a thing means): "In which book did Descartes write …?" (not "which of", "which one")
+_PICK = re.compile(r"\bwhich\s+(?!(?:of|one|ones|is|are|was|were|do|does|did|can|should|would|will|has|have)\b)[a-z]",
+                   re.I)
 _EATING = frozenset({canonical("eat"), canonical("safe")})
 _INTAKE = frozenset(canonical(w) for w in ("intake", "consumption"))
 _TAKING = frozenset(canonical(w) for w in "drink eat have take consume".split())
@@ -559,6 +569,11 @@ def _implied(mine: list[str], theirs: list[str], x: Facts, y: Facts) -> list[str
     return kept
 
 
+def _safety_lean(text: str) -> str | None:
+    safe, unsafe = bool(_SAFE_SIDE.search(text)), bool(_UNSAFE_SIDE.search(text))
+    return None if safe == unsafe else "safe" if safe else "unsafe"
+
+
 def verify_rules(query: str, cached: str) -> Verdict:
     """The lexical rules alone (the guard before the learned stage; kept for comparison and tests)."""
     a, b = analyse(query), analyse(cached)
@@ -654,6 +669,17 @@ def verify_rules(query: str, cached: str) -> Verdict:
         if (x.intent == "comparison" and y.intent != "comparison" and y.words & _MOVING
                 and (y.targets | y.ends[1]) & x.words):
             return Verdict(False, "intent", f"comparison vs to {sorted((y.targets | y.ends[1]) & x.words)}")
+    for x, y, tx, ty in ((a, b, query, cached), (b, a, cached, query)):
+        # what a thing is, against how to work it out: "What is opportunity cost?" ≠ "How do you calculate
+        # opportunity cost?" (not when the thing is a value of something: "What is the area of a circle?")
+        if (x.intent == "howto" and _CALCULATING & x.words and y.intent in ("definition", "what-is")
+                and not y.numbers and "of" not in y.words and _FORMULA not in y.words):
+            return Verdict(False, "intent", f"how to calculate vs {y.intent}")
+        if y.intent == "definition" and _MEANING.search(ty) and _PICK.search(tx) and not _PICK.search(ty):
+            return Verdict(False, "intent", "which vs definition")
+    lean_a, lean_b = _safety_lean(query), _safety_lean(cached)
+    if lean_a and lean_b and lean_a != lean_b and "which" in (a.intent, b.intent) and "yesno" not in (a.intent, b.intent):
+        return Verdict(False, "poles", f"{lean_a} vs {lean_b}")
     if frozenset((a.amount, b.amount)) in AMOUNT_CONFLICTS:  # "How long are the episodes?" ≠ "How many episodes?"
         return Verdict(False, "intent", f"{a.amount} vs {b.amount}")
     if a.manner and b.manner and not (a.manner & b.manner):  # "fastest way to X" ≠ "easiest way to X"

@@ -426,6 +426,13 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("How can I use Parkinson's Law to get more done?", "What is Parkinson's Law?", "intent"),
     ("I'm a US citizen living in Canada. Do I still need to file state taxes?",
      "US citizen living in Canada: do I still file US tax returns?", "light"),
+    # probe V's wrong pairs, read in general
+    ("How do you calculate opportunity cost?", "What is opportunity cost?", "intent"),
+    ("How do I calculate BMI?", "What is BMI?", "intent"),
+    ('In which book did Descartes write "I think, therefore I am"?',
+     'What did Descartes mean by "I think, therefore I am"?', "intent"),
+    ("What fruits are safe for parakeets?", "parakeet toxic fruits", "poles"),
+    ("Which foods are dangerous for dogs?", "Which foods are safe for dogs?", "poles"),
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -767,6 +774,9 @@ SERVED = [
     ("At what age do most children get potty trained?", "When are kids usually potty trained?"),
     ("How much chocolate is toxic for a 10 kg dog?", "how much chocolate does it take to poison a 10 kg dog"),
     ("ugh my sink is clogged, how do I fix it", "how do I fix a clogged sink"),  # chat interjections
+    ("Is chocolate toxic to dogs?", "Is chocolate safe for dogs?"),  # one yes or no, whichever way it leans
+    ("How do I calculate compound interest?", "What's the formula for compound interest?"),
+    ("Which city is Germany's capital?", "What's the German capital?"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
