@@ -19,7 +19,8 @@ _WH_INTENT = {"who": "person", "whom": "person", "whose": "person", "when": "tim
               "why": "reason", "whether": "yesno"}
 # what a keyword query asks when it ends with it
 _KEYWORD_ASKS = {"reason": "reason", "reasons": "reason", "cause": "reason", "causes": "reason", "why": "reason",
-                 "count": "quantity", "required": "yesno", "allowed": "yesno", "legal": "yesno"}
+                 "count": "quantity", "required": "yesno", "allowed": "yesno", "legal": "yesno", "tips": "howto",
+                 "advice": "howto"}
 _DESCRIBE = frozenset("describe explain define walk talk".split())  # "walk me through …" asks for an account
 _TELL = _DESCRIBE | {"tell"}
 _SIGNIFY = frozenset("indicate indicates signify signifies".split())
@@ -45,7 +46,7 @@ _CONFLICTS = {
     "quantity": {"yesno", "person", "place", "reason"},
     "yesno": {"person", "time", "place", "reason", "norm"},
     "reason": {"person", "time", "place"},
-    "which": {"quantity"},
+    "which": {"quantity", "time"},
     "topic": {"person", "time", "place", "quantity", "yesno"},
     "appearance": {"person", "time", "place", "quantity", "definition"},
     "event": {"person", "place", "quantity", "definition"},
@@ -74,6 +75,10 @@ for _others in _CONFLICTS.values():
     if "person" in _others and _others is not _CONFLICTS["overview"]:
         _others.add("who-is")
 INTENT_CONFLICTS = frozenset(frozenset((a, b)) for a, others in _CONFLICTS.items() for b in others)
+
+
+# "What date / season / century …?" asks when, not which thing
+_WHEN_NOUNS = frozenset("date dates season seasons century decade hour week weekday era".split())
 
 
 def _measures(word: str) -> bool:
@@ -172,6 +177,8 @@ def intent_of(raw: list[str], text: str) -> str | None:
         return "overview"  # "inflation explained" is "Explain inflation"
     if first not in _WH and len(words) > 2 and words[-1] in _KEYWORD_ASKS:
         return _KEYWORD_ASKS[words[-1]]  # "dog eating grass reason" asks why, "guitar string count" how many
+    if len(words) > 2 and first in ("tips", "advice"):
+        return "howto"  # "tips raise request" asks how (not how much, nor when)
     # "List the months that have 31 days", "fat soluble vitamins list" name them; "How many …" counts them
     # ("python reverse list" is a list to reverse)
     listed = first in ("list", "name") or words[-1] == "list" and words[-2].endswith("s")
@@ -230,6 +237,8 @@ def intent_of(raw: list[str], text: str) -> str | None:
             return "consequence"  # "What happens if my bag is over the limit?" is not "What is the limit?"
         if tuple(words[1:4]) in _REMEDY_OPENINGS or tuple(words[1:3]) in _REMEDY_OPENINGS:
             return "howto"  # "What should I do if someone faints?" asks what to do, not why people faint
+        if len(words) > 3 and words[1] in ("should", "do", "can") and words[-1] == "with":
+            return "which"  # "What should I lube my chain with?" names a thing, not when to do it
         if words[1:2] in (["cause"], ["causes"], ["caused"]):
             return "reason"  # "What causes inflation?" is "Why does inflation happen?", not "What is inflation?"
         if len(words) > 3 and words[1] in ("do", "does") and words[-1] == "do":
@@ -239,7 +248,7 @@ def intent_of(raw: list[str], text: str) -> str | None:
         if verdict and (verdict[0] in lx.NORM_WORDS or verdict[0] in _LEVELS):
             return "norm"  # "What is considered a good credit score?", "What blood sugar is considered low?"
         if (not prefixed and len(words) > 2 and words[1] not in _BE and words[1] not in lx.FUNCTION
-                and not _measures(words[1])):
+                and not _measures(words[1]) and words[1] not in _WHEN_NOUNS):
             return "which"  # "Which islands make up Japan?" names them; "How many islands…" counts them
         if len(words) > 2 and words[1] in _BE:
             rest = words[2:]

@@ -202,7 +202,7 @@ CANONICAL: dict[str, str] = {
     "moment": "now", "latest": "now",
     "autumn": "fall",
     "yr": "year", "yrs": "year", "hr": "hour", "hrs": "hour", "mins": "minute", "sec": "second",
-    "secs": "second", "wk": "week", "mo": "month",
+    "secs": "second", "wk": "week", "wks": "week", "mo": "month", "mos": "month",
     # units (a "c"/"f" after a number or in "c to f" is handled by the guard)
     "km": "kilometer", "kms": "kilometer", "kilometre": "kilometer", "kilometer": "kilometer",
     "hz": "hertz", "mi": "mile", "metre": "meter", "m": "meter", "cm": "centimeter", "centimetre": "centimeter",
@@ -252,7 +252,11 @@ CANONICAL: dict[str, str] = {
     "unhealthy": "bad",
     # programming shorthand (each only ever means the long form in a question about code)
     "js": "javascript", "ts": "typescript", "py": "python", "k8s": "kubernetes", "db": "database",
-    "kubectl": "kubernetes",
+    "kubectl": "kubernetes", "postgres": "postgresql", "gsheets": "google_sheets", "golang": "go_language",
+    "dupe": "duplicate", "dupes": "duplicate",
+    # a drug's common brand is the drug ("max tylenol per day" = "maximum daily dose of acetaminophen")
+    "tylenol": "acetaminophen", "paracetamol": "acetaminophen", "advil": "ibuprofen", "motrin": "ibuprofen",
+    "aleve": "naproxen", "benadryl": "diphenhydramine",
     "int": "integer", "ints": "integer", "str": "string", "dict": "dictionary", "dicts": "dictionary",
     "env": "environment", "repo": "repository", "repos": "repository", "config": "configuration",
     "regex": "regex", "regexp": "regex", "regexes": "regex", "dir": "directory", "dirs": "directory",
@@ -597,6 +601,7 @@ recover~back age~old f~fahrenheit c~celsius order~sequence order~sort cancel~sto
 st~stone fraudulent~scam antiderivative~integral dissolve~soluble length~long difference~gap title~win beat~defeat
 speed~velocity building~skyscraper enable~turn share~stock directory~folder buck~dollar bucks~dollar
 perform~sang perform~singer clone~copy exited~stopped chord~triad computer~laptop proportion~ratio cost~expensive
+hurt~lower dump~export certain~specific ask~request save~store bring~carry lube~oil collapse~fall aquarium~tank
 """.split()]
 
 # Terms that start with a phrasing word ("common", "proper", "simple", "right", "general", "normal"…),
@@ -650,6 +655,11 @@ PHRASES.update({("tax", "return"): ("taxes",), ("tax", "returns"): ("taxes",),
                 ("t", "score"): ("t_score",), ("z", "score"): ("z_score",), ("standard", "score"): ("z_score",),
                 ("pointer", "to", "a", "pointer"): ("double_pointer",), ("rate", "of", "doing", "work"): ("power",),
                 **{(kind, "number"): (f"{kind}_number",) for kind in ("oxidation", "atomic", "mass")}})
+# grown-ups are adults, "a boy or a girl" is the sex asked ("male or female"), a regex pattern is the regex,
+# Google Sheets is gsheets
+PHRASES.update({("grown", "ups"): ("adults",), ("grown", "up"): ("adult",), ("boy", "or", "girl"): ("male", "or", "female"),
+                ("boy", "or", "a", "girl"): ("male", "or", "female"), ("regex", "pattern"): ("regex",),
+                ("google", "sheets"): ("google_sheets",), ("google", "sheet"): ("google_sheets",)})
 # to take a screenshot is to screenshot
 PHRASES.update({(verb, *det, shot): ("screenshot",) for verb in ("take", "taking", "takes", "took")
                 for det in ((), ("a",)) for shot in ("screenshot", "screenshots")})

@@ -433,6 +433,10 @@ REFUSED = [  # (query, cached, the check that must refuse)
      'What did Descartes mean by "I think, therefore I am"?', "intent"),
     ("What fruits are safe for parakeets?", "parakeet toxic fruits", "poles"),
     ("Which foods are dangerous for dogs?", "Which foods are safe for dogs?", "poles"),
+    ("When is the best time to ask for a raise?", "tips raise request", "intent"),  # "tips" asks how
+    ("What should I lube my bike chain with?", "When should I oil my bicycle chain?", "intent"),  # a thing, not when
+    ("for n in range(10)", "for and in range(10)", "terms"),  # "n" is a variable here, not "and"
+    ("r vs python", "are vs python", "terms"),  # the R language
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -777,6 +781,21 @@ SERVED = [
     ("Is chocolate toxic to dogs?", "Is chocolate safe for dogs?"),  # one yes or no, whichever way it leans
     ("How do I calculate compound interest?", "What's the formula for compound interest?"),
     ("Which city is Germany's capital?", "What's the German capital?"),
+    # chat spellings: "wat"/"wut", "r", "n", "y", "b4", "btwn", "calc", "w/"
+    ("wats the total of the interior angles in a hexagon", "What is the sum of the interior angles of a hexagon?"),
+    ("wut does opportunity cost mean", "What is opportunity cost?"),
+    ("whats the diff btwn malloc n calloc in C", "What's the difference between malloc and calloc in C?"),
+    ("how to calc molarity of a solution", "How do I calculate the molarity of a solution?"),
+    ("which fruits r poisonous for parakeets", "What fruits are toxic to parakeets?"),
+    ("wat grit sandpaper do i use b4 staining oak", "What grit sandpaper should I use before staining oak?"),
+    ("default postgres port", "What port does PostgreSQL use by default?"),
+    ("will looking up my credit score hurt it", "does checking my own credit score lower it"),
+    ("how can u tell if a cockatiel is a boy or girl", "How do I tell if my cockatiel is male or female?"),
+    ("How many teeth do grown-ups have?", "How many teeth does an adult human have?"),
+    ("Is it OK to combine Advil and acetaminophen?", "Tell me if mixing ibuprofen and paracetamol is safe."),
+    ("Explain why the Roman Empire collapsed.", "Why did the Roman Empire fall?"),
+    ("How much water should I bring on a hike?", "Tell me how much water to carry when hiking."),
+    ("How do I ask for a raise?", "tips raise request"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
