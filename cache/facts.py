@@ -30,11 +30,11 @@ century millennium millisecond microsecond nanosecond bitcoin satoshi penny
 psi bar kpa atm mmhg mbps gbps kbps volt amp ampere ohm hertz hz mah newton lumen lux
 """.split())
 _UNIT_WORDS |= frozenset(canonical(w) for w in _UNIT_WORDS)
-_LANGUAGE_NAMES = frozenset("""
+LANGUAGE_NAMES = frozenset("""
 english french german spanish italian portuguese dutch japanese chinese mandarin cantonese korean russian
 arabic hindi swedish norwegian danish finnish polish greek turkish hebrew latin
 """.split())
-TYPED = _UNIT_WORDS | _LANGUAGE_NAMES
+TYPED = _UNIT_WORDS | LANGUAGE_NAMES
 _PLACE_NOUNS = frozenset("city cities town towns country countries state states continent continents".split())
 _TARGET_MARKERS = frozenset({"to", "into", "in", "how_many"})
 _QUANTITY_MARKERS = frozenset({"a", "an", "one", "per", "each"})

@@ -67,7 +67,8 @@ from functools import lru_cache
 
 from cache import lexicon as lx
 from cache import shapes, synonyms
-from cache.facts import AMOUNT_CONFLICTS, CONTRAST, COUNTRIES, POLE_OF, TYPED, Facts, analyse, countries_named
+from cache.facts import (AMOUNT_CONFLICTS, CONTRAST, COUNTRIES, LANGUAGE_NAMES, POLE_OF, TYPED, Facts, analyse,
+                         countries_named)
 from cache.intents import INTENT_CONFLICTS
 from cache.shapes import shape_of
 from cache.wording import WORD, asking_sentence, canonical, names_valence, phrased_tokens, surface, tokenize
@@ -364,6 +365,8 @@ def _beyond_context(unmatched: list[str], text: str) -> list[str]:
 
 
 _DEICTIC = frozenset(("here", "there"))
+_AMOUNT_LIGHT = frozenset(canonical(w) for w in "number count amount total quantity value figure level".split())
+_SPANS = frozenset(canonical(w) for w in "second minute hour day week month year decade century".split())
 # which way a safety question leans: "Which foods are safe for dogs?" and "Which foods are dangerous for dogs?"
 # name other foods, though "safe" and "dangerous" share a canonical word ("Is chocolate safe for dogs?" =
 # "Is chocolate toxic to dogs?": one answer to a yes or no)
@@ -417,6 +420,35 @@ _LANGUAGE = canonical("language")
 # day?", "Is a visa required for Japan?" = "Do I need a visa for Japan?"
 _REQUIRED = canonical("required")
 _NEEDING = re.compile(r"\b(?:need|needs|needed|must|have to|has to|mandatory)\b", re.I)
+# the least one may have is what one needs: "minimum credit score for an FHA loan" = "What credit score do I
+# need to get an FHA loan?", "minimum age to rent a car" = "How old do I need to be to rent a car?"
+_MIN = canonical("min")
+# the signs of a thing are how one tells it: "What are the signs of dehydration?" = "How can I tell if I'm
+# dehydrated?", "signs your dog loves you" = "How do I tell if my dog loves me?"
+_SIGNS = canonical("symptom")
+# a drug is taken: "Is daily ibuprofen use safe?" = "Is it okay to take ibuprofen every day?"
+_DRUGS = frozenset(canonical(w) for w in """ibuprofen acetaminophen aspirin naproxen diphenhydramine melatonin
+amoxicillin antibiotic antibiotics medication medications medicine medicines pill pills supplement supplements
+vitamin vitamins creatine antihistamine antihistamines""".split())
+# what is safe to eat or drink is safe: "leftover chicken fridge days safe" = "… safe to eat from the fridge"
+_CONSUMING = frozenset(canonical(w) for w in ("eat", "drink"))
+_SAFE = canonical("safe")
+# a tax is paid on what is taxed: "Is Bitcoin taxable?" = "Do I have to pay taxes on Bitcoin?" (not "pay my
+# taxes with Bitcoin", nor the price before tax)
+_COST = canonical("cost")
+_TAXES = frozenset(canonical(w) for w in ("tax", "taxes", "taxed", "taxable", "taxation"))
+_PAYING_TAX = re.compile(r"\bpa(?:y|ys|ying|id)\s+(?:any\s+|the\s+)?(?:income\s+|capital\s+gains\s+)?tax(?:es)?\s+on\b",
+                         re.I)
+# sleep is counted in hours a night: "How much should a teenager sleep each night?" = "How many hours of sleep
+# does a teenager need?"
+_SLEEP = frozenset(canonical(w) for w in ("sleep", "sleeping", "slept"))
+_SLEEP_COUNTS = frozenset(canonical(w) for w in ("hour", "hours", "night", "nights"))
+# English is the language a question is asked in: "What are the rules for using a semicolon in English?" =
+# "When should I use a semicolon?" (not against another language named)
+_ENGLISH = canonical("english")
+_IN_ENGLISH = re.compile(r"\bin english\s*[?.!]*\s*$", re.I)
+_NOT_ASKED_IN_ENGLISH = re.compile(r"\b(?:mean|means|meaning|translat\w*|say|called)\b", re.I)  # a word's English
+_LANGUAGE_NAMES = frozenset(canonical(w) for w in LANGUAGE_NAMES)
 # how long a thing lives: "golden retriever lifespan" = "How long do golden retrievers live?"
 _LIFESPAN, _LIVE = canonical("lifespan"), canonical("live")
 
@@ -465,11 +497,21 @@ def _beyond_how_it_works(unmatched: list[str], text: str) -> list[str]:
 # minutes"), a length ("how far", "how long is", "how many miles") or a speed ("how fast", "in km/h")
 _LENGTH_UNITS = r"(?:miles?|mi|km|kms|kilomet(?:er|re)s?|met(?:er|re)s?|feet|foot|ft|yards?|inch(?:es)?|laps?)"
 _TIME_UNITS = r"(?:minutes?|mins?|hours?|hrs?|seconds?|secs?)"
+# what lasts rather than stretches: "How long is the flight from London to New York?" asks a duration
+_LASTING = (r"(?:flight|flights|drive|trip|ride|journey|commute|wait|layover|movie|film|show|episode|warranty|trial|"
+            r"lecture|class|shift|break|lunch|game|match|season|course|program|programme|pregnancy|semester|term)")
+# a thing's own length, asked as how long it should be: "How long should a cover letter be?"
+_LONG_BE = r"how long (?:should|must|can|does|do|is|are) (?:a|an|the|my|your|his|her|their) (?:\w+ ){0,2}be\b"
 _MEASURES = (
-    ("duration", re.compile(r"\bhow long (?:do|does|did|will|would|should|can|to|until|before|after|must|i|you)\b|"
-                            r"\bhow many " + _TIME_UNITS + r"\b", re.I)),
-    ("length", re.compile(r"\bhow far\b|\bhow long (?:is|was|are|were)\b|\bhow many " + _LENGTH_UNITS + r"\b|"
+    ("duration", re.compile(r"\bhow long (?!" + _LONG_BE[9:] + r")(?:do|does|did|will|would|should|can|to|until|before|"
+                            r"after|must|i|you)\b|\bhow many " + _TIME_UNITS + r"\b|\bhow long (?:is|was|are|were) "
+                            r"(?:(?:a|an|the|my|your)\s+)?(?:\w+\s+){0,2}" + _LASTING + r"\b", re.I)),
+    ("length", re.compile(r"\bhow far\b|\bhow long (?:is|was|are|were)\b(?! (?:(?:a|an|the|my|your)\s+)?(?:\w+\s+){0,2}"
+                          + _LASTING + r"\b)|\b" + _LONG_BE + r"|\bhow many " + _LENGTH_UNITS + r"\b|"
                           r"\bis how (?:long|many " + _LENGTH_UNITS + r")\b|\b" + _LENGTH_UNITS + r" is an?\b", re.I)),
+    # (not a sum: "how much is 3 items at $10 each")
+    ("price", re.compile(r"^\D*\bhow much (?:is|are|was|were|does|do|did|will|would)\b(?!.*\b(?:weigh\w*|hold\w*|sleep\w*)\b)"
+                         r"\D*$", re.I)),
     ("speed", re.compile(r"\bhow fast\b|\b(?:mph|kph|kmh|km/h|m/s|knots?|miles per hour|kilomet(?:er|re)s per hour|"
                          r"met(?:er|re)s per second)\b", re.I)),
 )
@@ -477,7 +519,8 @@ _TIME_UNIT = re.compile(r"\b" + _TIME_UNITS + r"\b", re.I)
 # the word that names a measure, against a text whose question asks that measure in other words:
 # "marathon distance" = "how many miles is a marathon", "How many minutes should I microwave a potato?" =
 # "How long do I microwave a potato for?", "how fast is 60 mph in km/h" = "What's 60 mph in km/h?"
-_MEASURE_WORDS = {canonical("distance"): "length", canonical("speed"): "speed",
+_MEASURE_WORDS = {canonical("distance"): "length", canonical("length"): "length", canonical("speed"): "speed",
+                  canonical("duration"): "duration", canonical("cost"): "price",
                   **{canonical(w): "duration" for w in ("minute", "minutes", "hour", "hours")}}
 
 
@@ -486,8 +529,8 @@ def _measures_asked(text: str) -> frozenset[str]:
     return frozenset(name for name, pattern in _MEASURES if pattern.search(text))
 
 
-def _measure_named(mine: list[str], text: str, other: str) -> list[str]:
-    if not any(t in _MEASURE_WORDS for t in mine):
+def _measure_named(mine: list[str], text: str, other: str, light_apart: bool) -> list[str]:
+    if light_apart or not any(t in _MEASURE_WORDS for t in mine):  # (not "plank duration" / "… a side plank")
         return mine
     asked, other_asked = _measures_asked(text), _measures_asked(other)
     # a unit against the other's unit is a swap ("How many minutes are in a week?" ≠ "… hours …?")
@@ -497,10 +540,22 @@ def _measure_named(mine: list[str], text: str, other: str) -> list[str]:
                                     and not (_MEASURE_WORDS[t] == "duration" and other_units))]
 
 
-def _required_said(mine: list[str], other: str) -> list[str]:
+def _said_otherwise(mine: list[str], text: str, other: str, y: Facts) -> list[str]:
+    """`mine` (terms of `text` that `other` lacks) less those `other` says in its own words: required / need,
+    a minimum / what one needs, the signs of X / how to tell if X, paying a tax / taxable, "in English"."""
+    drop = set()
     if _REQUIRED in mine and _NEEDING.search(other):
-        return [t for t in mine if t != _REQUIRED]
-    return mine
+        drop.add(_REQUIRED)
+    if _MIN in mine and _NEEDING.search(other) and not _NEEDING.search(text) and not lx.SUPERLATIVES & y.words:
+        drop.add(_MIN)  # (not "What credit score do I need to get the best rate?")
+    if _SIGNS in mine and shapes.TELLING.search(other):
+        drop.add(_SIGNS)
+    if _COST in mine and _PAYING_TAX.search(text) and _TAXES & y.words:
+        drop.add(_COST)
+    if _ENGLISH in mine and _IN_ENGLISH.search(text) and not _NOT_ASKED_IN_ENGLISH.search(text) \
+            and not (_LANGUAGE_NAMES - {_ENGLISH}) & y.words:
+        drop.add(_ENGLISH)
+    return [t for t in mine if t not in drop] if drop else mine
 
 
 # "appear" and "seem" before what a thing is said to be are "is": "Why does the sky appear blue?" = "Why is the
@@ -560,6 +615,13 @@ def _implied(mine: list[str], theirs: list[str], x: Facts, y: Facts) -> list[str
             continue
         if t in _DOMAIN_OF and _DOMAIN_OF[t] & y.words:  # "undo the last git commit" = "undo the last commit"
             continue
+        if (t == _TAKE and _DRUGS & x.words & y.words and (_SAFE in y.words or "use" in y.words)
+                and not x.light ^ y.light):  # (not "… ibuprofen every day safe?")
+            continue
+        if t in _CONSUMING and _SAFE in x.words and _SAFE in y.words and not _CONSUMING.intersection(theirs):
+            continue
+        if t in _SLEEP_COUNTS and _SLEEP & x.words and _SLEEP & y.words:
+            continue
         # what is taken, against how much of it: "How much protein should I eat?" = "How much protein do I need?"
         # (not the time a thing takes: "How long did it take to film Titanic?" ≠ "How long is Titanic?")
         if t in _TAKING and x.amount and y.amount and not _TAKING.intersection(theirs) \
@@ -567,6 +629,19 @@ def _implied(mine: list[str], theirs: list[str], x: Facts, y: Facts) -> list[str
             continue
         kept.append(t)
     return kept
+
+
+_BOUND = re.compile(r"\b(over|above|more than|greater than|at least|under|below|less than|fewer than|at most)\s+"
+                    r"[$£€]?(\d[\d,]*(?:\.\d+)?)", re.I)
+_UPPER = frozenset(("over", "above", "more than", "greater than", "at least"))
+
+
+def _bounds(text: str) -> frozenset[tuple[str, str]]:
+    """Which side of a number a text asks about: "over 18,000" (above) or "under $18,000" (below)."""
+    if not any(c.isdigit() for c in text):
+        return frozenset()
+    return frozenset(("above" if m.group(1).lower() in _UPPER else "below", m.group(2).replace(",", ""))
+                     for m in _BOUND.finditer(text))
 
 
 def _safety_lean(text: str) -> str | None:
@@ -620,6 +695,9 @@ def verify_rules(query: str, cached: str) -> Verdict:
         return Verdict(False, "quoted", f"code {list(a.code)} vs {list(b.code)}")
     if a.quoted and b.quoted and a.quoted != b.quoted:  # 'Translate "Where are the stations?"' ≠ '… "Where is the station?"'
         return Verdict(False, "quoted", f"{list(a.quoted)} vs {list(b.quoted)}")
+    bounds_a, bounds_b = _bounds(query), _bounds(cached)  # "gifts under $18,000" ≠ "gift tax over 18000 dollars"
+    if bounds_a and bounds_b and bounds_a != bounds_b and {v for _, v in bounds_a} == {v for _, v in bounds_b}:
+        return Verdict(False, "direction", f"{sorted(bounds_a)} vs {sorted(bounds_b)}")
     if a.negated != b.negated:
         return Verdict(False, "negation")
     for word in a.poles:
@@ -717,6 +795,13 @@ def verify_rules(query: str, cached: str) -> Verdict:
         return Verdict(False, "direction", f"{' then '.join(a.sides)} vs {' then '.join(b.sides)}")
     if a.clock_places and b.clock_places and not (a.clock_places & b.clock_places):
         return Verdict(False, "direction", f"a time told in {sorted(a.clock_places)} vs {sorted(b.clock_places)}")
+    # one amount in another of the currencies or units both name: "100 US dollars in Canadian dollars" ≠ "How
+    # many US dollars is 100 Canadian dollars?" (not the noun a count happens to stand before: "3 types of rock")
+    for word, value in a.counted - b.counted:
+        for other, other_value in b.counted - a.counted:
+            if (value == other_value and word != other and word in b.words and other in a.words
+                    and {word, other} <= COUNTRIES | TYPED and not {word, other} & _SPANS):  # ("$60,000 annual")
+                return Verdict(False, "direction", f"{value:g} {word} vs {other_value:g} {other}")
     b_ordered = _in_words_of(b.ordered, a.ordered)
     for left, right in a.ordered:
         if (right, left) in b_ordered and (left, right) not in b_ordered:
@@ -747,9 +832,10 @@ def verify_rules(query: str, cached: str) -> Verdict:
     if a.operators and b.operators:  # both write an expression, whose operators were compared above
         missing, extra = [t for t in missing if t != _MULTIPLY], [t for t in extra if t != _MULTIPLY]
     missing, extra = _implied(missing, extra, a, b), _implied(extra, missing, b, a)
-    missing, extra = _measure_named(missing, query, cached), _measure_named(extra, cached, query)
-    missing, extra = _required_said(missing, cached), _required_said(extra, query)
-    missing, extra = _swapped_alike(missing, extra)
+    missing, extra = _swapped_alike(missing, extra)  # (first: "the length of a marathon" = "how far is a marathon")
+    light_apart = bool((a.light ^ b.light) - _AMOUNT_LIGHT)
+    missing, extra = _measure_named(missing, query, cached, light_apart), _measure_named(extra, cached, query, light_apart)
+    missing, extra = _said_otherwise(missing, query, cached, b), _said_otherwise(extra, cached, query, a)
     if bool(missing) != bool(extra):  # a field named on one side only (two fields named are a swap)
         missing, extra = _beyond_field(missing, query), _beyond_field(extra, cached)
     missing, extra = _beyond_copula(missing, query), _beyond_copula(extra, cached)

@@ -660,6 +660,9 @@ PHRASES.update({("tax", "return"): ("taxes",), ("tax", "returns"): ("taxes",),
 PHRASES.update({("grown", "ups"): ("adults",), ("grown", "up"): ("adult",), ("boy", "or", "girl"): ("male", "or", "female"),
                 ("boy", "or", "a", "girl"): ("male", "or", "female"), ("regex", "pattern"): ("regex",),
                 ("google", "sheets"): ("google_sheets",), ("google", "sheet"): ("google_sheets",)})
+# to take the derivative is the derivative; an Android phone is Android
+PHRASES.update({("take", "the", "derivative"): ("derivative",), ("take", "the", "integral"): ("integral",),
+                ("android", "phone"): ("android",), ("android", "phones"): ("android",)})
 # to take a screenshot is to screenshot
 PHRASES.update({(verb, *det, shot): ("screenshot",) for verb in ("take", "taking", "takes", "took")
                 for det in ((), ("a",)) for shot in ("screenshot", "screenshots")})

@@ -83,7 +83,7 @@ _ANSWER_SHAPES = {**{w: "advice" for w in "tip tips advice pointers suggestion s
                                           "recommendations idea ideas".split()},
                   "question": "question", "questions": "question", "answer": "answer", "answers": "answer",
                   "example": "example", "examples": "example"}
-_TELLING = re.compile(r"\b(?:know|tell|check|see|find out|figure out|determine)\s+(?:if|whether)\b"
+TELLING = re.compile(r"\b(?:know|tell|check|see|find out|figure out|determine)\s+(?:if|whether)\b"
                       r"|\bhow (?:do|can|would|could|should|will) (?:i|you|we|one) (?:know|tell)\b"
                       r"|\bhow to (?:know|tell)\b|\b(?:see|find out|check)\s+who\b", re.I)
 
@@ -408,7 +408,7 @@ def shape_of(text: str) -> Shape:
         manners=frozenset(MANNERS[t] for t in raw if t in MANNERS),
         request=_request_kind(raw),
         shapes=frozenset(_ANSWER_SHAPES[t] for t in raw if t in _ANSWER_SHAPES),
-        telling=bool(_TELLING.search(text)),
+        telling=bool(TELLING.search(text)),
         time_grains=frozenset(_TIME_GRAINS[n] for w, n, after in zip(raw, raw[1:], raw[2:] + [""])
                               if w in ("what", "which") and n in _TIME_GRAINS and after != "of")
         | _keyword_grain(raw),

@@ -208,9 +208,14 @@ def _apply_phrases(tokens: list[str]) -> list[str]:
     return out
 
 
-# "US" is the country, "us" mostly the pronoun ("tell us"); a lower-case "us" opening a query or after
-# "the"/"in"/"a" is the country too ("us passport renewal price", "jobs in the us")
-_US = re.compile(r"\bU\.S\.(?:A\.)?|\bUSA?\b|^\W*us\b|(?<=\bthe )us\b|(?<=\bin )us\b|(?<=\ba )us\b", re.M)
+# "US" is the country, "us" mostly the pronoun ("tell us"); a lower-case "us" opening a query, after
+# "the"/"in"/"a" or before what a country has is the country too ("us passport renewal price", "jobs in the
+# us", "first us president")
+_US = re.compile(r"\bU\.S\.(?:A\.)?|\bUSA?\b|^\W*us\b|(?<=\bthe )us\b|(?<=\bin )us\b|(?<=\ba )us\b|"
+                 r"\bus(?= (?:president|presidents|citizen|citizens|citizenship|dollar|dollars|visa|visas|passport|"
+                 r"passports|tax|taxes|army|navy|government|congress|senate|constitution|economy|population|gdp|"
+                 r"election|elections|military|embassy|customs|border|flag|federal|holiday|holidays|states|state|"
+                 r"residents?|gallons?|shoe|zip)\b)", re.M)
 _MAY = re.compile(r"(?<=[^\W\d_] )May\b|\bMay(?= \d)")  # "in May", "May 5"; not "May I …"
 _WILL = re.compile(r"\b(a|my|the|your|his|her|their|living) will\b(?! be\b)|\b()will(?= (?:vs|versus)\b)", re.I)
 _IT = re.compile(r"\bIT\b")

@@ -437,6 +437,16 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("What should I lube my bike chain with?", "When should I oil my bicycle chain?", "intent"),  # a thing, not when
     ("for n in range(10)", "for and in range(10)", "terms"),  # "n" is a variable here, not "and"
     ("r vs python", "are vs python", "terms"),  # the R language
+    ("Can I pay my taxes with Bitcoin?", "Is Bitcoin taxable?", "terms"),  # paying with it, not a tax on it
+    ("How do I calculate the price before sales tax from a total?", "sales tax calculation", "terms"),
+    ("100 us dollars in canadian dollars", "How many US dollars is 100 Canadian dollars?", "direction"),
+    ("Do I have to pay tax on gifts under $18,000?", "gift tax over 18000 dollars", "direction"),
+    ("What does the word pomodoro mean in English?", "pomodoro technique explained", "terms"),  # a word's English
+    ("What was the English Reformation?", "What was the Reformation?", "terms"),
+    ("What credit score do I need to get the best mortgage rate?", "minimum credit score for a mortgage", "terms"),
+    ("how much is 3 items at $10 each", "what does each cost when it's 3 for ten bucks", "terms"),  # a sum
+    ("Is it okay to take ibuprofen?", "ibuprofen every day safe?", "terms"),
+    ("Which president was the youngest?", "youngest us president", "terms"),  # a president of which country?
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -796,6 +806,20 @@ SERVED = [
     ("Explain why the Roman Empire collapsed.", "Why did the Roman Empire fall?"),
     ("How much water should I bring on a hike?", "Tell me how much water to carry when hiking."),
     ("How do I ask for a raise?", "tips raise request"),
+    ("first us president", "Who was the first president of the United States?"),
+    ("Is Bitcoin taxable?", "Do I have to pay taxes on Bitcoin?"),  # a tax paid on it is a tax on it
+    ("What are the signs of dehydration?", "How can I tell if I'm dehydrated?"),  # signs: how to tell
+    ("minimum age to rent a car in the US", "How old do I need to be to rent a car in the US?"),
+    ("Is daily ibuprofen use safe?", "Is it okay to take ibuprofen every day?"),  # a drug is taken
+    ("leftover roast chicken fridge days safe", "How many days is leftover roast chicken safe to eat from the fridge?"),
+    ("How much should a teenager sleep each night?", "How many hours of sleep does a teenager need?"),
+    ("What are the rules for using a semicolon in English?", "When should I use a semicolon?"),
+    ("marathon length", "How long is a marathon?"),
+    ("how long should a cover letter be", "ideal length of a cover letter?"),  # a thing's own length
+    ("How long is the flight from New York to London?", "How many hours does it take to fly from New York to London?"),
+    ("how much is a costco membership", "costco membership cost"),
+    ("What do you get when you take the derivative of sine of x?", "What is the derivative of sin(x)?"),
+    ("What's the length of a marathon race?", "How far do you run in a marathon?"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
