@@ -403,6 +403,9 @@ _WEIGHT_UNITS = frozenset(canonical(w) for w in "gram grams kg kilogram kilogram
 # a tool named or left to the words only it uses: git (commit, rebase, stash), SQL (a join, a select)
 _DOMAIN_OF = {canonical("git"): frozenset(canonical(w) for w in "commit commits rebase stash checkout".split()),
               canonical("sql"): frozenset(canonical(w) for w in "join joins select query queries".split())}
+# what a regex does, said or not where both name the regex: "non greedy regex" = "How do I make a regex match
+# non-greedy?" (an SQL query, an Excel formula, an HTTP status code were tried: each passed near-misses)
+_REGEX, _MATCH = canonical("regex"), canonical("match")
 _SWAPPED_ALIKE = frozenset(frozenset((canonical(a), canonical(b))) for a, b in lx.SWAPPED_ALIKE)
 # what a thing is for, against "What does X do?": "pancreas function" = "What does the pancreas do?"
 _FUNCTION_NOUNS = frozenset(canonical(w) for w in "function functions purpose role job".split())
@@ -445,6 +448,11 @@ _SLEEP = frozenset(canonical(w) for w in ("sleep", "sleeping", "slept"))
 _SLEEP_COUNTS = frozenset(canonical(w) for w in ("hour", "hours", "night", "nights"))
 # English is the language a question is asked in: "What are the rules for using a semicolon in English?" =
 # "When should I use a semicolon?" (not against another language named)
+# the difference between two things is how to tell them apart: "How can you tell a crocodile from an
+# alligator?", "When do I use ser and when estar?"; how often is how many times a day (week, …)
+_DIFFER, _OFTEN = canonical("differ"), canonical("often")
+_TELL_APART = re.compile(r"\btell\s+(?:(?:a|an|the)\s+)?\w+(?:\s+\w+)?\s+(?:from|apart)\b|\bwhen\b.+\band when\b", re.I)
+_TIMES_A = re.compile(r"\bhow many times (?:a|an|per|each) (?:day|week|month|year)\b", re.I)
 _ENGLISH = canonical("english")
 _IN_ENGLISH = re.compile(r"\bin english\s*[?.!]*\s*$", re.I)
 _NOT_ASKED_IN_ENGLISH = re.compile(r"\b(?:mean|means|meaning|translat\w*|say|called)\b", re.I)  # a word's English
@@ -542,7 +550,8 @@ def _measure_named(mine: list[str], text: str, other: str, light_apart: bool) ->
 
 def _said_otherwise(mine: list[str], text: str, other: str, y: Facts) -> list[str]:
     """`mine` (terms of `text` that `other` lacks) less those `other` says in its own words: required / need,
-    a minimum / what one needs, the signs of X / how to tell if X, paying a tax / taxable, "in English"."""
+    a minimum / what one needs, the signs of X / how to tell if X, paying a tax / taxable, the difference / how
+    to tell X from Y, how often / how many times a day, "in English"."""
     drop = set()
     if _REQUIRED in mine and _NEEDING.search(other):
         drop.add(_REQUIRED)
@@ -552,6 +561,10 @@ def _said_otherwise(mine: list[str], text: str, other: str, y: Facts) -> list[st
         drop.add(_SIGNS)
     if _COST in mine and _PAYING_TAX.search(text) and _TAXES & y.words:
         drop.add(_COST)
+    if _DIFFER in mine and _TELL_APART.search(other):
+        drop.add(_DIFFER)
+    if _OFTEN in mine and _TIMES_A.search(other):
+        drop.add(_OFTEN)
     if _ENGLISH in mine and _IN_ENGLISH.search(text) and not _NOT_ASKED_IN_ENGLISH.search(text) \
             and not (_LANGUAGE_NAMES - {_ENGLISH}) & y.words:
         drop.add(_ENGLISH)
@@ -615,6 +628,8 @@ def _implied(mine: list[str], theirs: list[str], x: Facts, y: Facts) -> list[str
             continue
         if t in _DOMAIN_OF and _DOMAIN_OF[t] & y.words:  # "undo the last git commit" = "undo the last commit"
             continue
+        if t == _MATCH and _REGEX in x.words and _REGEX in y.words:
+            continue
         if (t == _TAKE and _DRUGS & x.words & y.words and (_SAFE in y.words or "use" in y.words)
                 and not x.light ^ y.light):  # (not "… ibuprofen every day safe?")
             continue
@@ -644,6 +659,24 @@ def _bounds(text: str) -> frozenset[tuple[str, str]]:
                      for m in _BOUND.finditer(text))
 
 
+_ONE_OF = re.compile(r"\b(?:one|single|each|either|any)\b", re.I)
+
+
+def _unpaired(x: Facts, y: Facts, other: str) -> tuple[float, ...]:
+    """x's numbers less a "two" that the other text says with a plural alone: "How do I merge two dictionaries in
+    Python?" = "python merge dicts", "merge two PDFs on a Mac" = "combine pdfs mac" (not three, not a count the
+    other text gives itself)."""
+    if 2.0 not in x.numbers or x.numbers.count(2.0) != 1 or y.counted or _ONE_OF.search(other):
+        return x.numbers  # (not "by one of the keys" against "by two keys")
+    for noun, value in x.counted:
+        if value == 2.0 and noun in y.words and any(
+                t != noun and t.endswith("s") and canonical(t) == noun for t in tokenize(other)):
+            numbers = list(x.numbers)
+            numbers.remove(2.0)
+            return tuple(numbers)
+    return x.numbers
+
+
 def _safety_lean(text: str) -> str | None:
     safe, unsafe = bool(_SAFE_SIDE.search(text)), bool(_UNSAFE_SIDE.search(text))
     return None if safe == unsafe else "safe" if safe else "unsafe"
@@ -654,7 +687,7 @@ def verify_rules(query: str, cached: str) -> Verdict:
     a, b = analyse(query), analyse(cached)
     if a.language and b.language and a.language != b.language:
         return Verdict(False, "language", f"{a.language} vs {b.language}")
-    if a.numbers != b.numbers:
+    if a.numbers != b.numbers and _unpaired(a, b, cached) != _unpaired(b, a, query):
         return Verdict(False, "numbers", f"{list(a.numbers)} vs {list(b.numbers)}")
     if a.decimals != b.decimals:  # "Python 3.10" ≠ "Python 3.1"
         return Verdict(False, "numbers", f"{list(a.decimals)} vs {list(b.decimals)}")

@@ -447,6 +447,12 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("how much is 3 items at $10 each", "what does each cost when it's 3 for ten bucks", "terms"),  # a sum
     ("Is it okay to take ibuprofen?", "ibuprofen every day safe?", "terms"),
     ("Which president was the youngest?", "youngest us president", "terms"),  # a president of which country?
+    ("How do I sort a list of dictionaries by two keys in Python?",
+     "how to order a python list of dictionaries by one of the keys", "numbers"),
+    ("How do I merge three dictionaries in Python?", "python merge dicts", "numbers"),
+    ("What is the largest city in Canada by area?", "What is the largest city in Canada?", "terms"),
+    ("How do I remove duplicates from a column in Excel using a formula?",
+     "How do I remove duplicates from a column in Excel?", "terms"),  # a formula is a method here
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -820,6 +826,11 @@ SERVED = [
     ("how much is a costco membership", "costco membership cost"),
     ("What do you get when you take the derivative of sine of x?", "What is the derivative of sin(x)?"),
     ("What's the length of a marathon race?", "How far do you run in a marathon?"),
+    ("python merge dicts", "How do I merge two dictionaries in Python?"),  # the two a plural says
+    ("c compare strings", "How do I compare two strings in C?"),
+    ("non greedy regex", "How do I make a regex match non-greedy?"),  # what a regex does
+    ("How can you tell a crocodile from an alligator?", "What's the difference between a crocodile and an alligator?"),
+    ("How many times a day should a grown cat be fed?", "How often should I feed an adult cat?"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
