@@ -660,6 +660,15 @@ PHRASES.update({("tax", "return"): ("taxes",), ("tax", "returns"): ("taxes",),
 PHRASES.update({("grown", "ups"): ("adults",), ("grown", "up"): ("adult",), ("boy", "or", "girl"): ("male", "or", "female"),
                 ("boy", "or", "a", "girl"): ("male", "or", "female"), ("regex", "pattern"): ("regex",),
                 ("google", "sheets"): ("google_sheets",), ("google", "sheet"): ("google_sheets",)})
+# what a negation says in one word: without shoes is barefoot, without medication (drugs, chemicals) is
+# naturally, without a mix is from scratch, what won't stop running keeps running, what isn't running has stopped
+_NATURALLY_WITHOUT = ("medication medications medicine medicines meds drug drugs pill pills chemical chemicals "
+                      "pesticide pesticides")
+PHRASES.update({**{(*lead, "shoes"): ("barefoot",) for lead in (("without",), ("without", "any"), ("with", "no"))},
+                **{(*lead, what): ("naturally",) for what in _NATURALLY_WITHOUT.split()
+                   for lead in (("without",), ("without", "any"), ("with", "no"), ("no",))},
+                ("without", "a", "mix"): ("from", "scratch"), ("without", "a", "box", "mix"): ("from", "scratch"),
+                ("not", "stop", "running"): ("keeps", "running"), ("not", "running"): ("stopped",)})
 # to take the derivative is the derivative; an Android phone is Android
 PHRASES.update({("take", "the", "derivative"): ("derivative",), ("take", "the", "integral"): ("integral",),
                 ("android", "phone"): ("android",), ("android", "phones"): ("android",)})

@@ -453,6 +453,8 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("What is the largest city in Canada by area?", "What is the largest city in Canada?", "terms"),
     ("How do I remove duplicates from a column in Excel using a formula?",
      "How do I remove duplicates from a column in Excel?", "terms"),  # a formula is a method here
+    ("How do I lower my blood pressure with medication?", "How do I lower my blood pressure naturally?", "terms"),
+    ("docker remove all running containers", "Docker command to clean up all containers that aren't running", "terms"),
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -831,6 +833,12 @@ SERVED = [
     ("non greedy regex", "How do I make a regex match non-greedy?"),  # what a regex does
     ("How can you tell a crocodile from an alligator?", "What's the difference between a crocodile and an alligator?"),
     ("How many times a day should a grown cat be fed?", "How often should I feed an adult cat?"),
+    # a negation said in one word
+    ("What can I do to lower my blood pressure without drugs?", "How do I lower my blood pressure naturally?"),
+    ("Can you legally drive without shoes in the United Kingdom?", "Is it legal to drive barefoot in the UK?"),
+    ("My toilet won't stop running after flushing - how do I fix it?",
+     "How do I fix a toilet that keeps running after I flush?"),
+    ("How can I make pancakes without a mix?", "How do I make pancakes from scratch?"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
