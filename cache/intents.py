@@ -81,6 +81,14 @@ INTENT_CONFLICTS = frozenset(frozenset((a, b)) for a, others in _CONFLICTS.items
 _WHEN_NOUNS = frozenset("date dates season seasons century decade hour week weekday era".split())
 
 
+# "What boiling time …", "What daily calorie count …", "What daily dose …" ask an amount, not which thing
+_AMOUNT_HEADS = frozenset("time count intake dose dosage amount temperature ratio".split())
+
+
+def _amount_noun_phrase(words: list[str]) -> bool:
+    return any(w in _AMOUNT_HEADS for w in words[2:4] if w not in lx.FUNCTION)
+
+
 def _measures(word: str) -> bool:
     """A word naming an amount or a date: "population", "percentage", "year" ("What year …" asks when)."""
     return canonical(word) in QUANTITY_NOUNS or word in lx.MEASURE_WORDS
@@ -103,8 +111,9 @@ def acts_of(raw: list[str]) -> frozenset[str]:
     acts = set()
     for i, word in enumerate(raw[:-1]):  # a last word is a noun or has no object: "noble gases list", "… show?"
         act = _ACTS.get(word)
-        if act and raw[i + 1] not in ("out", "of") and not (i == 0 and word == "define"):  # "define X": a definition
-            acts.add(act)
+        if act and raw[i + 1] not in ("out", "of") and not (i == 0 and word == "define") \
+                and raw[i + 1:i + 3] not in (["me", "how"], ["us", "how"]) and raw[i + 1] != "how":
+            acts.add(act)  # ("define X" is a definition; "show me how to X" asks X)
     return frozenset(acts)
 
 
@@ -248,7 +257,7 @@ def intent_of(raw: list[str], text: str) -> str | None:
         if verdict and (verdict[0] in lx.NORM_WORDS or verdict[0] in _LEVELS):
             return "norm"  # "What is considered a good credit score?", "What blood sugar is considered low?"
         if (not prefixed and len(words) > 2 and words[1] not in _BE and words[1] not in lx.FUNCTION
-                and not _measures(words[1]) and words[1] not in _WHEN_NOUNS):
+                and not _measures(words[1]) and words[1] not in _WHEN_NOUNS and not _amount_noun_phrase(words)):
             return "which"  # "Which islands make up Japan?" names them; "How many islands…" counts them
         if len(words) > 2 and words[1] in _BE:
             rest = words[2:]

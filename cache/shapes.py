@@ -50,7 +50,7 @@ from cache import lexicon as lx
 from cache import synonyms
 from cache.facts import MANNERS, Facts
 from cache.intents import _PARTICIPLE, which_roles_of
-from cache.wording import CODE_SPAN, canonical, phrased_tokens
+from cache.wording import CODE_SPAN, asking_sentence, canonical, phrased_tokens, tokenize
 
 _ARTICLES = frozenset({"the", "a", "an"})
 # a question opens with a question word or an auxiliary; keyword queries and requests have no order to keep
@@ -167,10 +167,24 @@ def _request_kind(raw: list[str]) -> str | None:
 _ONLY = re.compile(r"(?<![\w-])only\b(?!-)")  # not "liability-only"
 # "just" restricts before a demonstrative ("just that item"); not as in "I just moved", nor in "for just one
 # workspace" (= per workspace, as the train split's writers have it)
-_JUST = re.compile(r"\bjust\s+(?:that|this|these|those)\b")
+_JUST = re.compile(r"\bjust\s+(?:that|this|these|those|the)\b")  # ("display just the running containers")
 _AFTER_ONLY = re.compile(r"[a-z0-9]+")
 _VERBAL = frozenset("be been being is are was were am have has had do does did can could will would should may might "
                     "must get got".split())
+
+
+_POINTING_BACK = frozenset("he she him her his hers they them their theirs it its this that these those".split())
+
+
+def _asked_part(text: str) -> str:
+    """The sentence that asks, when sentences of context come before it and it does not point back into
+    them; else the whole text."""
+    if "." not in text and ";" not in text and "!" not in text:
+        return text
+    sentences, asking = asking_sentence(text, full_stops_only=True)
+    if asking == 0 or _POINTING_BACK & {t.lower() for t in tokenize(sentences[asking])}:
+        return text
+    return sentences[asking]
 
 
 def _restricting_only(text: str) -> bool:
@@ -214,6 +228,7 @@ _MODALITY = (("may", re.compile(r"\b(?:can|could|may)\s+(?:i|we|one|they)\b|^\W*
                                 r"|\ballowed to\b|\bpossible to\b", re.I)),
              ("must", re.compile(r"\b(?:have|has|need|needs|required|obliged)\s+to\b|\bmust\b", re.I)),
              ("should", re.compile(r"\bshould\s+(?:i|we|one)\b", re.I)))
+_HOW_SOON = re.compile(r"\bhow (?:early|soon|late|far in advance)\b")
 _QUANTIFIERS = frozenset("all every each".split())
 # how much of a thing a question is about, in three levels: "Can all birds fly?" ≠ "Can most birds fly?" ≠
 # "Can some birds fly?"; "a lot of eggs" ≠ "a few eggs"; "too much water" ≠ "too little water"
@@ -386,6 +401,8 @@ def shape_of(text: str) -> Shape:
     which_subject, which_object = which_roles_of(raw, raw_canon)
     tense, after_wh = _tense(raw) if raw else (None, False)
     words_as_written = frozenset(raw)
+    asked = _asked_part(text)  # "only" and "too" in a sentence of context ask nothing ("I committed too early. …")
+    asked_raw = raw if asked is text else [t.lower() for t in tokenize(asked)]
     return Shape(
         question=(bool(raw) and raw[0] in _QUESTION_OPENINGS) or _asks_in_a_later_sentence(text),
         reorders=bool(_POSSESSIVE.search(text)),
@@ -398,8 +415,8 @@ def shape_of(text: str) -> Shape:
         which_object=which_object,
         agents=frozenset(w[:-2] for w in bare if w.endswith(_AGENT_ENDINGS)),
         patients=frozenset(w[:-2] for w in bare if w.endswith(_PATIENT_ENDING)),
-        only=_restricting_only(text),
-        too=any(t == "too" and raw[i + 1:i + 2] and raw[i + 1] in _EXCESS for i, t in enumerate(raw)),
+        only=_restricting_only(asked),
+        too=any(t == "too" and asked_raw[i + 1:i + 2] and asked_raw[i + 1] in _EXCESS for i, t in enumerate(asked_raw)),
         tense=tense,
         tense_after_wh=after_wh,
         wh_time=_wh_time(raw),
@@ -535,7 +552,8 @@ def conflict(a: Shape, b: Shape, fa: Facts, fb: Facts) -> tuple[str, str] | None
     if a.amounts and b.amounts and not (a.amounts & b.amounts):
         return "question", f"{'/'.join(sorted(a.amounts))} vs {'/'.join(sorted(b.amounts))} of them"
     modality_a, modality_b = a.modality, b.modality
-    if "quantity" in fa.question and "quantity" in fb.question:  # "how often do I need to water it" = "… should I …"
+    if ("quantity" in fa.question and "quantity" in fb.question  # "how often do I need to water it" = "… should I …"
+            or _HOW_SOON.search(" ".join(a.tokens)) and _HOW_SOON.search(" ".join(b.tokens))):  # "how early do I need to …"
         modality_a, modality_b = (frozenset("should" if m == "must" else m for m in x) for x in (a.modality, b.modality))
     if modality_a and modality_b and not (modality_a & modality_b):
         return "question", f"{'/'.join(sorted(a.modality))} vs {'/'.join(sorted(b.modality))}"

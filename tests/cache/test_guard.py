@@ -455,6 +455,7 @@ REFUSED = [  # (query, cached, the check that must refuse)
      "How do I remove duplicates from a column in Excel?", "terms"),  # a formula is a method here
     ("How do I lower my blood pressure with medication?", "How do I lower my blood pressure naturally?", "terms"),
     ("docker remove all running containers", "Docker command to clean up all containers that aren't running", "terms"),
+    ("How do I list just the running containers in Docker?", "How do I list the containers in Docker?", "question"),
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -839,6 +840,11 @@ SERVED = [
     ("My toilet won't stop running after flushing - how do I fix it?",
      "How do I fix a toilet that keeps running after I flush?"),
     ("How can I make pancakes without a mix?", "How do I make pancakes from scratch?"),
+    ("What calorie intake do I need to lose weight?", "How many calories should I eat to lose weight?"),  # an amount
+    ("How early do I need to get to the airport for an international flight?",
+     "How early should I get to the airport for an international flight?"),
+    ("Can you show me how to delete a branch in git?", "How do I delete a git branch?"),  # "show me how" asks nothing
+    ("I drink too much coffee. How much caffeine is in a cup?", "How much caffeine is in a cup of coffee?"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
