@@ -36,8 +36,8 @@ _PARTICIPLE = re.compile(r"^(?:\w+ed|" + "|".join(sorted(lx.IRREGULAR_PARTICIPLE
 
 
 # Intents that ask for different answers. Pairs not listed may share an answer ("How do earthquakes
-# happen?" / "Why do earthquakes happen?"); "comparison" conflicts with nothing (the compared terms are
-# the terms check's business).
+# happen?" / "Why do earthquakes happen?"); "comparison" conflicts only with a count (the compared terms
+# are the terms check's business).
 _CONFLICTS = {
     "definition": {"manner", "quantity", "yesno", "reason", "norm", "person", "time", "place", "composition"},
     "composition": {"manner", "quantity", "yesno", "person", "time", "place", "what-is"},
@@ -69,6 +69,9 @@ _CONFLICTS["howto"] = _CONFLICTS["manner"] | {"reason"}
 # how a thing happens is not where ("How do penguins sleep?" / "Where do penguins sleep?"); what to do may
 # be where to go ("How do I buy a train ticket?" / "Where can I buy …?")
 _CONFLICTS["manner"].add("place")
+# a comparison is not a count of one of the compared: "kafka topic vs partition" ≠ "How many partitions should a
+# Kafka topic have?" (probe W's one wrong pair, rotated)
+_CONFLICTS["comparison"] = {"quantity"}
 # "Who was Napoleon?" asks who in general, as "Tell me about Napoleon" does; "Who wrote X?" asks for one
 # person, which an overview of X does not give. Otherwise the two conflict with the same intents.
 for _others in _CONFLICTS.values():
@@ -150,7 +153,8 @@ def intent_of(raw: list[str], text: str) -> str | None:
         if w in ("what", "that") and words[i + 1] not in _BE and re.search(rf"\b{w}['’]s\b", text, re.I):
             words.insert(i + 1, "is")
             break
-    if any(w in lx.COMPARISON_WORDS for w in words) or ("or" in words and any(w in lx.CHOICE_VERBS for w in words)):
+    if any(w in lx.COMPARISON_WORDS and words[i - 1:i] != ["many"] for i, w in enumerate(words)) or (
+            "or" in words and any(w in lx.CHOICE_VERBS for w in words)):  # (not "how many different kinds")
         return "comparison"  # "X vs Y", "Is X the same as Y?", "Should I use who or whom?"
     if set(zip(words, words[1:])) & lx.COMPOSITION_PAIRS:
         return "composition"  # "What is kombucha made of?" is not "What is kombucha?"

@@ -669,6 +669,10 @@ PHRASES.update({**{(*lead, "shoes"): ("barefoot",) for lead in (("without",), ("
                    for lead in (("without",), ("without", "any"), ("with", "no"), ("no",))},
                 ("without", "a", "mix"): ("from", "scratch"), ("without", "a", "box", "mix"): ("from", "scratch"),
                 ("not", "stop", "running"): ("keeps", "running"), ("not", "running"): ("stopped",)})
+# "how many different kinds" counts kinds (a term: not "How many penguins are there?"), compares nothing
+PHRASES.update({("how", "many", "different"): PHRASES[("how", "many")],
+                **{("how", "many", *different, kind): (*PHRASES[("how", "many")], "kinds_of")
+                   for different in ((), ("different",)) for kind in "kind kinds type types sort sorts variety varieties".split()}})
 # to take the derivative is the derivative; an Android phone is Android
 PHRASES.update({("take", "the", "derivative"): ("derivative",), ("take", "the", "integral"): ("integral",),
                 ("android", "phone"): ("android",), ("android", "phones"): ("android",)})

@@ -456,6 +456,8 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("How do I lower my blood pressure with medication?", "How do I lower my blood pressure naturally?", "terms"),
     ("docker remove all running containers", "Docker command to clean up all containers that aren't running", "terms"),
     ("How do I list just the running containers in Docker?", "How do I list the containers in Docker?", "question"),
+    ("kafka topic vs partition", "How many partitions should a Kafka topic have?", "intent"),  # probe W, rotated
+    ("How many penguins are there?", "How many different kinds of penguins are there?", "terms"),  # kinds counted
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
