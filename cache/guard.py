@@ -312,7 +312,6 @@ def _in_words_of(pairs: frozenset[tuple[str, str]], other: frozenset[tuple[str, 
 # The asker's context: who asks (family, school, work), for what (homework, a test in a subject) and how
 # they feel about it; a question about the asker's own situation names other things (pregnant, a country,
 # an age, a drug), which stay terms
-_BACK_REFERENCES = frozenset("he she him her his hers they them their theirs".split())
 _ASKER_CONTEXT = frozenset(canonical(w) for w in """
 son sons daughter daughters kid kids child children boy girl brother sister mom mum dad father mother parent
 parents wife husband partner boyfriend girlfriend friend friends buddy mate cousin cousins grandma grandpa
@@ -328,7 +327,6 @@ stats statistics mix mixing mixed
 
 
 _LABEL_FILLERS = frozenset("a an the".split())  # "in a Linux shell" (and single letters: "in C programming")
-_POINTING_BACK = _BACK_REFERENCES | frozenset("it its this that these those one ones".split())
 
 
 def _asked_ordinals(text: str) -> tuple[int, ...]:
@@ -336,7 +334,7 @@ def _asked_ordinals(text: str) -> tuple[int, ...]:
     question does not point back into them: "My daughter just finished the first Harry Potter book. How
     many are in the whole series?" asks no ordinal ("I just watched the first Alien. Who directed it?" does)."""
     sentences, asking = asking_sentence(text, full_stops_only=True)
-    if asking == 0 or _POINTING_BACK & set(tokenize(sentences[asking])):
+    if asking == 0 or lx.POINTING_BACK & set(tokenize(sentences[asking])):
         return analyse(text).ordinals
     return analyse(sentences[asking]).ordinals
 
@@ -350,7 +348,7 @@ def _asker_context(text: str) -> frozenset[str]:
     if asking == 0:
         return frozenset()
     question = tokenize(sentences[asking])
-    if _BACK_REFERENCES & set(question):
+    if lx.BACK_REFERENCES & set(question):
         return frozenset()
     asked = {canonical(t) for t in question}
     before = {canonical(t) for s in sentences[:asking] for t in tokenize(s)}
@@ -371,10 +369,11 @@ _SPANS = frozenset(canonical(w) for w in "second minute hour day week month year
 # name other foods, though "safe" and "dangerous" share a canonical word ("Is chocolate safe for dogs?" =
 # "Is chocolate toxic to dogs?": one answer to a yes or no)
 _SAFE_SIDE = re.compile(r"\b(?:safe|safely|edible|harmless|non-?toxic|non-?poisonous)\b", re.I)
-_UNSAFE_SIDE = re.compile(r"\b(?:unsafe|dangerous|danger|harmful|risky|(?<!non-)(?<!non)toxic|(?<!non-)(?<!non)poisonous|"
-                          r"poison|deadly|lethal)\b", re.I)
+_UNSAFE_SIDE = re.compile(r"\b(?:unsafe|dangerous|danger|harmful|risky|(?<!non-)(?<!non)toxic|"
+                          r"(?<!non-)(?<!non)poisonous|poison|deadly|lethal)\b", re.I)
 _MEANING = re.compile(r"\b(?:mean|means|meant|meaning|define|definition)\b", re.I)
-# a pick of one kind of thing (against what a thing means): "In which book did Descartes write …?" (not "which of", "which one")
+# a pick of one kind of thing (against what a thing means): "In which book did Descartes write …?" (not "which
+# of", "which one")
 _PICK = re.compile(r"\bwhich\s+(?!(?:of|one|ones|is|are|was|were|do|does|did|can|should|would|will|has|have)\b)[a-z]",
                    re.I)
 _EATING = frozenset({canonical("eat"), canonical("safe")})
@@ -446,13 +445,13 @@ _PAYING_TAX = re.compile(r"\bpa(?:y|ys|ying|id)\s+(?:any\s+|the\s+)?(?:income\s+
 # does a teenager need?"
 _SLEEP = frozenset(canonical(w) for w in ("sleep", "sleeping", "slept"))
 _SLEEP_COUNTS = frozenset(canonical(w) for w in ("hour", "hours", "night", "nights"))
-# English is the language a question is asked in: "What are the rules for using a semicolon in English?" =
-# "When should I use a semicolon?" (not against another language named)
 # the difference between two things is how to tell them apart: "How can you tell a crocodile from an
 # alligator?", "When do I use ser and when estar?"; how often is how many times a day (week, …)
 _DIFFER, _OFTEN = canonical("differ"), canonical("often")
 _TELL_APART = re.compile(r"\btell\s+(?:(?:a|an|the)\s+)?\w+(?:\s+\w+)?\s+(?:from|apart)\b|\bwhen\b.+\band when\b", re.I)
 _TIMES_A = re.compile(r"\bhow many times (?:a|an|per|each) (?:day|week|month|year)\b", re.I)
+# English is the language a question is asked in: "What are the rules for using a semicolon in English?" =
+# "When should I use a semicolon?" (not against another language named)
 _ENGLISH = canonical("english")
 _IN_ENGLISH = re.compile(r"\bin english\s*[?.!]*\s*$", re.I)
 _NOT_ASKED_IN_ENGLISH = re.compile(r"\b(?:mean|means|meaning|translat\w*|say|called)\b", re.I)  # a word's English
@@ -518,8 +517,8 @@ _MEASURES = (
                           + _LASTING + r"\b)|\b" + _LONG_BE + r"|\bhow many " + _LENGTH_UNITS + r"\b|"
                           r"\bis how (?:long|many " + _LENGTH_UNITS + r")\b|\b" + _LENGTH_UNITS + r" is an?\b", re.I)),
     # (not a sum: "how much is 3 items at $10 each")
-    ("price", re.compile(r"^\D*\bhow much (?:is|are|was|were|does|do|did|will|would)\b(?!.*\b(?:weigh\w*|hold\w*|sleep\w*)\b)"
-                         r"\D*$", re.I)),
+    ("price", re.compile(r"^\D*\bhow much (?:is|are|was|were|does|do|did|will|would)\b"
+                         r"(?!.*\b(?:weigh\w*|hold\w*|sleep\w*)\b)\D*$", re.I)),
     ("speed", re.compile(r"\bhow fast\b|\b(?:mph|kph|kmh|km/h|m/s|knots?|miles per hour|kilomet(?:er|re)s per hour|"
                          r"met(?:er|re)s per second)\b", re.I)),
 )
@@ -789,7 +788,8 @@ def verify_rules(query: str, cached: str) -> Verdict:
         if y.intent == "definition" and _MEANING.search(ty) and _PICK.search(tx) and not _PICK.search(ty):
             return Verdict(False, "intent", "which vs definition")
     lean_a, lean_b = _safety_lean(query), _safety_lean(cached)
-    if lean_a and lean_b and lean_a != lean_b and "which" in (a.intent, b.intent) and "yesno" not in (a.intent, b.intent):
+    if (lean_a and lean_b and lean_a != lean_b and "which" in (a.intent, b.intent)
+            and "yesno" not in (a.intent, b.intent)):
         return Verdict(False, "poles", f"{lean_a} vs {lean_b}")
     if frozenset((a.amount, b.amount)) in AMOUNT_CONFLICTS:  # "How long are the episodes?" ≠ "How many episodes?"
         return Verdict(False, "intent", f"{a.amount} vs {b.amount}")
@@ -867,7 +867,8 @@ def verify_rules(query: str, cached: str) -> Verdict:
     missing, extra = _implied(missing, extra, a, b), _implied(extra, missing, b, a)
     missing, extra = _swapped_alike(missing, extra)  # (first: "the length of a marathon" = "how far is a marathon")
     light_apart = bool((a.light ^ b.light) - _AMOUNT_LIGHT)
-    missing, extra = _measure_named(missing, query, cached, light_apart), _measure_named(extra, cached, query, light_apart)
+    missing = _measure_named(missing, query, cached, light_apart)
+    extra = _measure_named(extra, cached, query, light_apart)
     missing, extra = _said_otherwise(missing, query, cached, b), _said_otherwise(extra, cached, query, a)
     if bool(missing) != bool(extra):  # a field named on one side only (two fields named are a swap)
         missing, extra = _beyond_field(missing, query), _beyond_field(extra, cached)

@@ -585,6 +585,10 @@ OUTPUT_FORMS = {form: (_patterns(request), _patterns(mention) if mention else ()
 
 # the words a question opens with (a text that opens otherwise and has no "?" reads as a keyword query)
 QUESTION_WORDS = frozenset("what which who whom whose when where why how whether".split())
+# words a question uses to point back into the sentences of context before it ("My son is 8. Can I give *him*
+# aspirin?", "I just watched the first Alien. Who directed *it*?")
+BACK_REFERENCES = frozenset("he she him her his hers they them their theirs".split())
+POINTING_BACK = BACK_REFERENCES | frozenset("it its this that these those one ones".split())
 # fields and tools a question is filed under ("in physics", "recursion meaning programming"), as written
 FIELDS = frozenset("""physics chemistry biology astronomy nutrition poetry photography programming coding algorithm
 algorithms philosophy economics statistics stats mathematics math maths geometry algebra calculus grammar linguistics
@@ -657,8 +661,9 @@ PHRASES.update({("tax", "return"): ("taxes",), ("tax", "returns"): ("taxes",),
                 **{(kind, "number"): (f"{kind}_number",) for kind in ("oxidation", "atomic", "mass")}})
 # grown-ups are adults, "a boy or a girl" is the sex asked ("male or female"), a regex pattern is the regex,
 # Google Sheets is gsheets
-PHRASES.update({("grown", "ups"): ("adults",), ("grown", "up"): ("adult",), ("boy", "or", "girl"): ("male", "or", "female"),
-                ("boy", "or", "a", "girl"): ("male", "or", "female"), ("regex", "pattern"): ("regex",),
+PHRASES.update({("grown", "ups"): ("adults",), ("grown", "up"): ("adult",),
+                ("boy", "or", "girl"): ("male", "or", "female"), ("boy", "or", "a", "girl"): ("male", "or", "female"),
+                ("regex", "pattern"): ("regex",),
                 ("google", "sheets"): ("google_sheets",), ("google", "sheet"): ("google_sheets",)})
 # what a negation says in one word: without shoes is barefoot, without medication (drugs, chemicals) is
 # naturally, without a mix is from scratch, what won't stop running keeps running, what isn't running has stopped
@@ -672,7 +677,8 @@ PHRASES.update({**{(*lead, "shoes"): ("barefoot",) for lead in (("without",), ("
 # "how many different kinds" counts kinds (a term: not "How many penguins are there?"), compares nothing
 PHRASES.update({("how", "many", "different"): PHRASES[("how", "many")],
                 **{("how", "many", *different, kind): (*PHRASES[("how", "many")], "kinds_of")
-                   for different in ((), ("different",)) for kind in "kind kinds type types sort sorts variety varieties".split()}})
+                   for different in ((), ("different",))
+                   for kind in "kind kinds type types sort sorts variety varieties".split()}})
 # to take the derivative is the derivative; an Android phone is Android
 PHRASES.update({("take", "the", "derivative"): ("derivative",), ("take", "the", "integral"): ("integral",),
                 ("android", "phone"): ("android",), ("android", "phones"): ("android",)})

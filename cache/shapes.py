@@ -84,8 +84,8 @@ _ANSWER_SHAPES = {**{w: "advice" for w in "tip tips advice pointers suggestion s
                   "question": "question", "questions": "question", "answer": "answer", "answers": "answer",
                   "example": "example", "examples": "example"}
 TELLING = re.compile(r"\b(?:know|tell|check|see|find out|figure out|determine)\s+(?:if|whether)\b"
-                      r"|\bhow (?:do|can|would|could|should|will) (?:i|you|we|one) (?:know|tell)\b"
-                      r"|\bhow to (?:know|tell)\b|\b(?:see|find out|check)\s+who\b", re.I)
+                     r"|\bhow (?:do|can|would|could|should|will) (?:i|you|we|one) (?:know|tell)\b"
+                     r"|\bhow to (?:know|tell)\b|\b(?:see|find out|check)\s+who\b", re.I)
 
 # the grain of time a question asks for: "What year did the Berlin Wall fall?" is not "What date …?" nor
 # "What time …?" ("when" says no grain; "what time of year" asks no clock time)
@@ -173,16 +173,13 @@ _VERBAL = frozenset("be been being is are was were am have has had do does did c
                     "must get got".split())
 
 
-_POINTING_BACK = frozenset("he she him her his hers they them their theirs it its this that these those".split())
-
-
 def _asked_part(text: str) -> str:
     """The sentence that asks, when sentences of context come before it and it does not point back into
     them; else the whole text."""
-    if "." not in text and ";" not in text and "!" not in text:
+    if "." not in text and "!" not in text:
         return text
     sentences, asking = asking_sentence(text, full_stops_only=True)
-    if asking == 0 or _POINTING_BACK & {t.lower() for t in tokenize(sentences[asking])}:
+    if asking == 0 or lx.POINTING_BACK & {t.lower() for t in tokenize(sentences[asking])}:
         return text
     return sentences[asking]
 
@@ -552,8 +549,9 @@ def conflict(a: Shape, b: Shape, fa: Facts, fb: Facts) -> tuple[str, str] | None
     if a.amounts and b.amounts and not (a.amounts & b.amounts):
         return "question", f"{'/'.join(sorted(a.amounts))} vs {'/'.join(sorted(b.amounts))} of them"
     modality_a, modality_b = a.modality, b.modality
-    if ("quantity" in fa.question and "quantity" in fb.question  # "how often do I need to water it" = "… should I …"
-            or _HOW_SOON.search(" ".join(a.tokens)) and _HOW_SOON.search(" ".join(b.tokens))):  # "how early do I need to …"
+    # "how often do I need to water it" = "… should I …", "how early do I need to get there" = "… should I …"
+    if ("quantity" in fa.question and "quantity" in fb.question
+            or _HOW_SOON.search(" ".join(a.tokens)) and _HOW_SOON.search(" ".join(b.tokens))):
         modality_a, modality_b = (frozenset("should" if m == "must" else m for m in x) for x in (a.modality, b.modality))
     if modality_a and modality_b and not (modality_a & modality_b):
         return "question", f"{'/'.join(sorted(a.modality))} vs {'/'.join(sorted(b.modality))}"
