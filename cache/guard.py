@@ -71,7 +71,8 @@ from cache.facts import (AMOUNT_CONFLICTS, CONTRAST, COUNTRIES, LANGUAGE_NAMES, 
                          countries_named)
 from cache.intents import INTENT_CONFLICTS
 from cache.shapes import shape_of
-from cache.wording import WORD, asking_sentence, canonical, names_valence, phrased_tokens, surface, tokenize
+from cache.wording import (WORD, asked_part, asking_sentence, canonical, names_valence, phrased_tokens, surface,
+                           tokenize)
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,10 +334,7 @@ def _asked_ordinals(text: str) -> tuple[int, ...]:
     """The ordinals of the sentence that asks, when full sentences of context come before it and the
     question does not point back into them: "My daughter just finished the first Harry Potter book. How
     many are in the whole series?" asks no ordinal ("I just watched the first Alien. Who directed it?" does)."""
-    sentences, asking = asking_sentence(text, full_stops_only=True)
-    if asking == 0 or lx.POINTING_BACK & set(tokenize(sentences[asking])):
-        return analyse(text).ordinals
-    return analyse(sentences[asking]).ordinals
+    return analyse(asked_part(text)).ordinals
 
 
 @lru_cache(maxsize=65536)
@@ -508,9 +506,10 @@ _TIME_UNITS = r"(?:minutes?|mins?|hours?|hrs?|seconds?|secs?)"
 _LASTING = (r"(?:flight|flights|drive|trip|ride|journey|commute|wait|layover|movie|film|show|episode|warranty|trial|"
             r"lecture|class|shift|break|lunch|game|match|season|course|program|programme|pregnancy|semester|term)")
 # a thing's own length, asked as how long it should be: "How long should a cover letter be?"
-_LONG_BE = r"how long (?:should|must|can|does|do|is|are) (?:a|an|the|my|your|his|her|their) (?:\w+ ){0,2}be\b"
+_LONG_BE_REST = r"(?:should|must|can|does|do|is|are) (?:a|an|the|my|your|his|her|their) (?:\w+ ){0,2}be\b"
+_LONG_BE = r"how long " + _LONG_BE_REST
 _MEASURES = (
-    ("duration", re.compile(r"\bhow long (?!" + _LONG_BE[9:] + r")(?:do|does|did|will|would|should|can|to|until|before|"
+    ("duration", re.compile(r"\bhow long (?!" + _LONG_BE_REST + r")(?:do|does|did|will|would|should|can|to|until|before|"
                             r"after|must|i|you)\b|\bhow many " + _TIME_UNITS + r"\b|\bhow long (?:is|was|are|were) "
                             r"(?:(?:a|an|the|my|your)\s+)?(?:\w+\s+){0,2}" + _LASTING + r"\b", re.I)),
     ("length", re.compile(r"\bhow far\b|\bhow long (?:is|was|are|were)\b(?! (?:(?:a|an|the|my|your)\s+)?(?:\w+\s+){0,2}"

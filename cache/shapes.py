@@ -50,7 +50,7 @@ from cache import lexicon as lx
 from cache import synonyms
 from cache.facts import MANNERS, Facts
 from cache.intents import _PARTICIPLE, which_roles_of
-from cache.wording import CODE_SPAN, asking_sentence, canonical, phrased_tokens, tokenize
+from cache.wording import CODE_SPAN, asked_part, canonical, phrased_tokens, tokenize
 
 _ARTICLES = frozenset({"the", "a", "an"})
 # a question opens with a question word or an auxiliary; keyword queries and requests have no order to keep
@@ -174,14 +174,9 @@ _VERBAL = frozenset("be been being is are was were am have has had do does did c
 
 
 def _asked_part(text: str) -> str:
-    """The sentence that asks, when sentences of context come before it and it does not point back into
-    them; else the whole text."""
-    if "." not in text and "!" not in text:
-        return text
-    sentences, asking = asking_sentence(text, full_stops_only=True)
-    if asking == 0 or lx.POINTING_BACK & {t.lower() for t in tokenize(sentences[asking])}:
-        return text
-    return sentences[asking]
+    """`wording.asked_part`, for a text with a sentence of context ended by "." or "!" (a text of questions
+    alone keeps every one)."""
+    return asked_part(text) if "." in text or "!" in text else text
 
 
 def _restricting_only(text: str) -> bool:
@@ -399,7 +394,7 @@ def shape_of(text: str) -> Shape:
     tense, after_wh = _tense(raw) if raw else (None, False)
     words_as_written = frozenset(raw)
     asked = _asked_part(text)  # "only" and "too" in a sentence of context ask nothing ("I committed too early. …")
-    asked_raw = raw if asked is text else [t.lower() for t in tokenize(asked)]
+    asked_raw = raw if asked is text else tokenize(asked)
     return Shape(
         question=(bool(raw) and raw[0] in _QUESTION_OPENINGS) or _asks_in_a_later_sentence(text),
         reorders=bool(_POSSESSIVE.search(text)),

@@ -416,6 +416,16 @@ def asking_sentence(text: str, *, full_stops_only: bool = False) -> tuple[tuple[
     return sentences, max((i for i, s in enumerate(sentences) if "?" in s), default=len(sentences) - 1)
 
 
+def asked_part(text: str) -> str:
+    """The sentence that asks, when full sentences of context come before it and it does not point back into
+    them ("My son has a test on the first Harry Potter book. How many books are there?"); else the whole text
+    ("I just watched the first Alien. Who directed it?")."""
+    sentences, asking = asking_sentence(text, full_stops_only=True)
+    if asking == 0 or lx.POINTING_BACK & set(tokenize(sentences[asking])):
+        return text
+    return sentences[asking]
+
+
 def _split(text: str) -> list[str]:
     tokens = [t.lower() for t in _TOKEN.findall(text)]
     merged: list[str] = []
