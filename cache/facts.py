@@ -75,6 +75,7 @@ class Facts:
     agent_asked: bool  # asks who through an agent noun alone, no "who" written: "odyssey author"
     operations: frozenset[tuple[str, str, str]]  # (div|pow|sub|ratio, left, right): "4/3" → ("div", "4", "3")
     sides: tuple[str, ...]  # the order in which the asker's side ("we", "our") and another's ("they") are named
+    owners: frozenset[tuple[str, str]]  # (thing, whose): "my neighbor's house" → ("neighbor", "me"), ("hous", "neighbor")
     points: frozenset[tuple[float, ...]]  # coordinates as written: "(3, 2)" → (3.0, 2.0) (`coordinate_points`)
     operators: tuple[str, ...]  # a written expression's operators in order: "2x + 5 = 15" → ("+", "=")
     calls: frozenset[tuple[str, str]]  # named functions and their arguments: "sin(x^2)" → ("sin", "x^2")
@@ -480,6 +481,45 @@ def _sides(raw: list[str]) -> tuple[str, ...]:
     return tuple(order) if len(set(order)) == 2 else ()
 
 
+# a possessor before what it owns: "my", "our", "your", … or a noun with 's ("my neighbor's house"); not the
+# contractions that end in 's ("it's", "what's", "there's")
+_POSSESSOR = re.compile(r"\b(my|our|your|his|her|their|(?!(?:it|that|what|there|here|who|where|how|he|she|let|"
+                        r"when|why|which|one|everyone|someone|nobody|everything|something|nothing)['’])"
+                        r"[a-z]+['’]s|[a-z]+s['’])\s+(?=([a-z]+))", re.I)  # (what is owned may own the next word)
+_FIRST_PERSON = frozenset(("my", "our"))
+
+
+def _owners(text: str) -> frozenset[tuple[str, str]]:
+    """Who owns what, as written: "my tree falls on my neighbor's house" → (tree, me), (neighbor, me), (house,
+    neighbor). The asker and the asker's side are one owner ("my" = "our")."""
+    if "'" not in text and "’" not in text and not _FIRST_PERSON & set(text.lower().split()):
+        return frozenset()
+    pairs = set()
+    for m in _POSSESSOR.finditer(text):
+        owner = m.group(1).lower()
+        owner = "me" if owner in _FIRST_PERSON else owner if owner in ("your", "his", "her", "their") \
+            else canonical(re.sub(r"[\'’]s?$", "", owner))
+        pairs.add((canonical(m.group(2).lower()), owner))
+    return frozenset(pairs)
+
+
+_KEEP = frozenset("keep keeps keeping kept".split())
+_STOP = canonical("stop")
+
+
+def _preventing(tokens: list[str]) -> frozenset[int]:
+    """Where "keep" says stop: "keep my baby's ears from hurting" = "stop my baby's ears from hurting", "keep water
+    from going up my nose" (not "keep it from the sun")."""
+    found = set()
+    for i, tok in enumerate(tokens):
+        if tok in _KEEP:
+            rest = tokens[i + 2:i + 7]  # an object of one to four words, then "from" and a verb in -ing
+            at = next((j for j, t in enumerate(rest) if t == "from"), None)
+            if at is not None and at + 1 < len(rest) and len(rest[at + 1]) > 4 and rest[at + 1].endswith("ing"):
+                found.add(i)
+    return frozenset(found)
+
+
 def _asking_intent(text: str) -> str | None:
     """The intent of the sentence that asks, after full sentences of context (not after a colon or a dash,
     where the question leans on what came before: "Cleaning a cast iron skillet - what's the right method?")."""
@@ -520,6 +560,8 @@ def analyse(text: str) -> Facts:
     if superlative:
         canon = ["world" if t in lx.WORLD_SCOPE else c for t, c in zip(tokens, canon)]
     said = said_words(tokens)
+    for i in _preventing(tokens):
+        canon[i] = _STOP
     for i, (tok, c, was_number) in enumerate(zip(tokens, canon, used)):
         if was_number:
             continue
@@ -627,6 +669,7 @@ def analyse(text: str) -> Facts:
         operators=expression_operators(math),
         points=coordinate_points(text),
         sides=_sides(raw),
+        owners=_owners(text),
         calls=function_calls(text),
         code=code_spans(text),
         decimals=trailing_zero_decimals(text),

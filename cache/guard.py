@@ -454,6 +454,30 @@ _ENGLISH = canonical("english")
 _IN_ENGLISH = re.compile(r"\bin english\s*[?.!]*\s*$", re.I)
 _NOT_ASKED_IN_ENGLISH = re.compile(r"\b(?:mean|means|meaning|translat\w*|say|called)\b", re.I)  # a word's English
 _LANGUAGE_NAMES = frozenset(canonical(w) for w in LANGUAGE_NAMES)
+# the verb a duration question is asked with, against a text that asks the duration in other words: "How long
+# does mod podge take to dry?" = "mod podge drying time" (not against how long a thing is, "How long is the movie
+# Titanic?", nor how long it lasts: "How long does a thawed turkey last?" ≠ "turkey thawing time")
+_TAKE_TIME = canonical("take")
+_HOW_LONG_TAKE = re.compile(r"\bhow long (?:do|does|did|will|would|should|can|could|might)\b(?:\s+[\w'’-]+){1,6}?\s+"
+                            r"(?:take|takes)\b", re.I)
+_ASKS_DURATION = re.compile(r"\bhow long (?:do|does|did|will|would|should|can|could|might|to|until|before|after)\b|"
+                            r"\bhow many (?:seconds|minutes|hours|days|weeks|months|years)\b|\b(?:time|duration)\b", re.I)
+# what a thing turns is the colour it becomes: "Why are my pothos leaves turning yellow?" = "pothos yellow leaves"
+_TURN = canonical("turn")
+_TURNING_COLOUR = re.compile(r"\bturn(?:s|ed|ing)?\s+(yellow|brown|black|white|red|pale|grey|gray|green|blue|"
+                             r"purple|pink|orange)\b", re.I)
+# a setting asked as the temperature a thing should be: "What temperature should my fridge be set to?" = "ideal
+# fridge temperature", "What temp should I set my refrigerator to?" = "… should my fridge be"
+_SET = canonical("set")
+_SET_TO = re.compile(r"\bset\s+(?:(?:my|the|your|a|an|our)\s+)?(?:\w+\s+){0,2}(?:to|at)\b|\bbe\s+set\b", re.I)
+_TEMPERATURE = canonical("temperature")
+_ASKS_TEMPERATURE = re.compile(r"\b(?:temperature|temp|how (?:cold|hot|warm))\b", re.I)
+# giving an animal or a baby a food asks whether it may eat it: "Is it ok to give my dog grapes?" = "Can dogs eat
+# grapes?"
+_EAT = canonical("eat")
+_GIVING_TO = re.compile(r"\b(?:give|feed|giving|feeding)\s+(?:(?:my|a|your|our|the)\s+)?(?:\w+\s+)?(?:dogs?|cats?|"
+                        r"puppy|puppies|kittens?|rabbits?|bunny|hamsters?|guinea pigs?|parrots?|birds?|chickens?|"
+                        r"horses?|babies|baby|toddlers?|infants?)\b", re.I)
 # how long a thing lives: "golden retriever lifespan" = "How long do golden retrievers live?"
 _LIFESPAN, _LIVE = canonical("lifespan"), canonical("live")
 
@@ -563,6 +587,14 @@ def _said_otherwise(mine: list[str], text: str, other: str, y: Facts) -> list[st
         drop.add(_DIFFER)
     if _OFTEN in mine and _TIMES_A.search(other):
         drop.add(_OFTEN)
+    if _TAKE_TIME in mine and _HOW_LONG_TAKE.search(text) and _ASKS_DURATION.search(other):
+        drop.add(_TAKE_TIME)
+    if _TURN in mine and any(canonical(m.group(1).lower()) in y.words for m in _TURNING_COLOUR.finditer(text)):
+        drop.add(_TURN)
+    if _SET in mine and _SET_TO.search(text) and _ASKS_TEMPERATURE.search(text) and _ASKS_TEMPERATURE.search(other):
+        drop.add(_SET)
+    if _EAT in mine and _GIVING_TO.search(other):
+        drop.add(_EAT)
     if _ENGLISH in mine and _IN_ENGLISH.search(text) and not _NOT_ASKED_IN_ENGLISH.search(text) \
             and not (_LANGUAGE_NAMES - {_ENGLISH}) & y.words:
         drop.add(_ENGLISH)
@@ -825,6 +857,13 @@ def verify_rules(query: str, cached: str) -> Verdict:
     # their data with us"
     if a.sides and b.sides and a.sides != b.sides:
         return Verdict(False, "direction", f"{' then '.join(a.sides)} vs {' then '.join(b.sides)}")
+    # the same things owned the other way round, by owners both name: "Who pays when my tree falls on my
+    # neighbor's house?" ≠ "… my neighbor's tree falls on my house?" (not "my daughter's teacher" / "my teacher")
+    owners_a, owners_b = {o for _, o in a.owners}, {o for _, o in b.owners}
+    for thing, owner in a.owners - b.owners:
+        other = next((o for t, o in b.owners - a.owners if t == thing and o in owners_a and owner in owners_b), None)
+        if other is not None:
+            return Verdict(False, "direction", f"whose {thing}: {owner} vs {other}")
     if a.clock_places and b.clock_places and not (a.clock_places & b.clock_places):
         return Verdict(False, "direction", f"a time told in {sorted(a.clock_places)} vs {sorted(b.clock_places)}")
     # one amount in another of the currencies or units both name: "100 US dollars in Canadian dollars" ≠ "How

@@ -699,6 +699,12 @@ PHRASES.update({(meter, "per", "second"): ("meter_per_second",) for meter in ("m
 # rounding up or down is its own operation (Excel's ROUNDUP, ROUNDDOWN), not rounding
 PHRASES.update({(verb, way): ("round" + way,) for verb in ("round", "rounds", "rounding", "rounded")
                 for way in ("up", "down")})
+# how far in advance is how early ("How far in advance should I book movers?" = "how early to book a moving
+# company"); to work out what or how much is to calculate it (not to work out at a gym)
+PHRASES.update({("how", "far", "in", "advance"): ("how_many", "earli"), ("how", "far", "ahead"): ("how_many", "earli"),
+                ("how", "early"): ("how_many", "earli"), ("how", "far", "out"): ("how_many", "earli"),
+                **{(verb, "out", what): ("calculate", what) for verb in ("work", "works", "working", "worked")
+                   for what in ("how", "what", "the", "my", "your", "a", "an", "which", "whether", "if")}})
 PHRASES.update({form: ("_".join(words),)
                 for words in (tuple(c.split()) for c in SCAFFOLD_COMPOUNDS.split(","))
                 for form in (words, (*words[:-1], words[-1] + "s"))})
