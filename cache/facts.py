@@ -58,6 +58,7 @@ class Facts:
     counted: frozenset[tuple[str, float]]  # what a number counts, the word after it: "for 4 people" → ("people", 4)
     clocks: tuple[str, ...]  # times of day on the 24-hour clock, as `wording.tokenize` writes them ("clock2145")
     negated: bool
+    negated_words: frozenset[str]  # the content words a negation stands before: "hear no thunder" → thunder
     poles: frozenset[str]
     question: frozenset[str]
     stage_asked: str | None  # "age" (how old, at what age) or "when" of what is done (`_stage_asked`)
@@ -503,6 +504,21 @@ def _owners(text: str) -> frozenset[tuple[str, str]]:
     return frozenset(pairs)
 
 
+_CLAUSE_ENDS = frozenset("but and or if when because while so".split())
+
+
+def _negated_words(at: list[int], canon: list[str], content: set[str]) -> frozenset[str]:
+    """The content words in the three after each negation, within its clause."""
+    words = set()
+    for i in at:
+        for c in canon[i + 1:i + 4]:
+            if c in _CLAUSE_ENDS:
+                break
+            if c in content:
+                words.add(c)
+    return frozenset(words)
+
+
 _KEEP = frozenset("keep keeps keeping kept".split())
 _STOP = canonical("stop")
 
@@ -554,6 +570,7 @@ def analyse(text: str) -> Facts:
     light_seen: list[str] = []
     named = named_words(text)
     negations = 0
+    negated_at: list[int] = []
     # "the largest desert" is "the largest desert in the world": a superlative's default scope is the
     # world, one light word however it is named ("on Earth", "on the planet", "globally").
     superlative = any(t in lx.SUPERLATIVES for t in tokens)
@@ -569,6 +586,7 @@ def analyse(text: str) -> Facts:
             # "97 prime or not?", "and if not, how do they differ?", "not the same as": no claim negated
             if not (tok == "not" and (tokens[i - 1:i] in (["or"], ["if"]) or tokens[i + 1:i + 3] == ["the", "same"])):
                 negations += 1
+                negated_at.append(i)
             continue
         if c in quoted or tok in named or (tok in said and tok in lx.COURTESY) or _data_noun(tokens, i):
             terms.add(c)
@@ -641,6 +659,7 @@ def analyse(text: str) -> Facts:
                           if i + 1 < len(canon) and (canon[i + 1] in terms or canon[i + 1] in light)
                           and value.is_integer() and not (i > 0 and used[i - 1])),
         negated=negations % 2 == 1,
+        negated_words=_negated_words(negated_at, canon, terms | light),
         poles=frozenset(c for i, c in enumerate(canon)
                         if c in POLE_OF and not (c == "all" and canon[i - 1:i] == ["at"])),  # "at all" is no "all"
         question=question,

@@ -763,6 +763,12 @@ def verify_rules(query: str, cached: str) -> Verdict:
         return Verdict(False, "direction", f"{sorted(bounds_a)} vs {sorted(bounds_b)}")
     if a.negated != b.negated:
         return Verdict(False, "negation")
+    # the negation moved to another word both texts name: "Why can you see lightning but hear no thunder?" ≠
+    # "Why can you hear thunder but not see lightning?" (not "hear no thunder" = "not hear thunder")
+    if (a.negated_words and b.negated_words and not (a.negated_words & b.negated_words)
+            and a.negated_words <= b.words and b.negated_words <= a.words):
+        return Verdict(False, "negation", f"not {'/'.join(sorted(a.negated_words))} vs not "
+                                          f"{'/'.join(sorted(b.negated_words))}")
     for word in a.poles:
         for opposite in POLE_OF[word]:
             if opposite in b.poles and not (word in b.poles and opposite in a.poles):

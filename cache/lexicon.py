@@ -43,7 +43,7 @@ possible possibly able allowed
 thing things something anything stuff kind
 question answer info information detail details explanation definition meaning mean means
 quickest
-actually currently today's
+actually currently today's sometimes
 considered deemed regarded standard recommend according
 main mainly primarily chiefly properly correctly
 expect check see view look lookup find_out
@@ -253,7 +253,7 @@ CANONICAL: dict[str, str] = {
     # programming shorthand (each only ever means the long form in a question about code)
     "js": "javascript", "ts": "typescript", "py": "python", "k8s": "kubernetes", "db": "database",
     "kubectl": "kubernetes", "postgres": "postgresql", "gsheets": "google_sheets", "golang": "go_language",
-    "dupe": "duplicate", "dupes": "duplicate",
+    "dupe": "duplicate", "dupes": "duplicate", "pw": "password", "refi": "refinance",
     # a drug's common brand is the drug ("max tylenol per day" = "maximum daily dose of acetaminophen")
     "tylenol": "acetaminophen", "paracetamol": "acetaminophen", "advil": "ibuprofen", "motrin": "ibuprofen",
     "aleve": "naproxen", "benadryl": "diphenhydramine",
@@ -603,7 +603,7 @@ derivative~differentiate cancel~end stop~disable interval~often shot~vaccine dec
 length~size distance~length limit~max error~status job~position solve~x launch~release exercise~training
 recover~back age~old f~fahrenheit c~celsius order~sequence order~sort cancel~stop job~role prop~proprietorship
 st~stone fraudulent~scam antiderivative~integral dissolve~soluble length~long difference~gap title~win beat~defeat
-speed~velocity building~skyscraper enable~turn share~stock directory~folder buck~dollar bucks~dollar
+put~contribute put~mount worker~employee speed~velocity building~skyscraper enable~turn share~stock directory~folder buck~dollar bucks~dollar
 perform~sang perform~singer clone~copy exited~stopped chord~triad computer~laptop proportion~ratio cost~expensive
 hurt~lower dump~export certain~specific ask~request save~store bring~carry lube~oil collapse~fall aquarium~tank
 """.split()]
@@ -699,6 +699,8 @@ PHRASES.update({(meter, "per", "second"): ("meter_per_second",) for meter in ("m
 # rounding up or down is its own operation (Excel's ROUNDUP, ROUNDDOWN), not rounding
 PHRASES.update({(verb, way): ("round" + way,) for verb in ("round", "rounds", "rounding", "rounded")
                 for way in ("up", "down")})
+# "the diff" is the difference ("whats the diff", not "git diff")
+PHRASES.update({("the", "diff"): ("the", "difference")})
 # how far in advance is how early ("How far in advance should I book movers?" = "how early to book a moving
 # company"); to work out what or how much is to calculate it (not to work out at a gym)
 PHRASES.update({("how", "far", "in", "advance"): ("how_many", "earli"), ("how", "far", "ahead"): ("how_many", "earli"),

@@ -288,8 +288,9 @@ _CASUAL = tuple((re.compile(pattern, flags), replacement) for pattern, replaceme
     (r"\b(\d{1,3})\s*y/?o\b", r"\1 year old", re.I),  # "my 8yo", "8 y/o"
     # "wat"/"wut" are "what" ("wats" "what is"), "b4" "before", "btwn" "between", "outta" "out of", "w/"
     # "with"; "calc" after "to"/"do" is a verb (not LibreOffice Calc); "y" opening a question is "why" (not
-    # "y = 2x"); "r" after a question word or a plural in a question is "are" (not the R language: "r vs
-    # python", "stats r package"); "n" between two words is "and" (not a variable: "for n in", "n choose k")
+    # "y = 2x"); "r" after a question word or a plural in a question, or opening one before a pronoun, is "are"
+    # (not the R language: "r vs python", "stats r package"); "till" before who or when is "until" (not a cash
+    # till); "n" between two words is "and" (not a variable: "for n in", "n choose k")
     (r"\b(?:wat|wut)s\b", "what is", re.I), (r"\b(?:wat|wut)\b", "what", re.I), (r"\bb4\b", "before", re.I),
     (r"\bbtwn\b", "between", re.I), (r"\boutta\b", "out of", re.I),
     (r"\bw/(?=\s)", "with", re.I),
@@ -298,6 +299,8 @@ _CASUAL = tuple((re.compile(pattern, flags), replacement) for pattern, replaceme
      re.I),
     (r"\b(what|wat|who|where|how|why|when|which|there|they|you|u|we|these|those) r (?=[a-z])", r"\1 are ", 0),
     (r"^(\s*(?:which|what|wat|wut|how|why|where|when|do|does)\b.*?\b[a-z]{2,}s) r (?=[a-z])", r"\1 are ", 0),
+    (r"^\s*r (?=(?:you|we|they|there|these|those)\b)", "are ", re.I),  # "r u allowed to …"
+    (r"\btill?\b(?=\s+(?:i|you|we|they|he|she|it|the|my|your|next|then|now|\d))", "until", re.I),  # "how long till i …"
     (r"\b(?!(?:for|let|where|if|of|to|when|is|and|by|with|over|from|at|in|as|calculate|compute|find|solve|get|"
      r"choose|times|plus|minus|log)\b)([a-z]{2,}) n (?=(?!(?:in|is|choose|factorial|log|squared|cubed|times|plus|minus|"
      r"over|th)\b)[a-z])", r"\1 and ", 0),
