@@ -707,6 +707,23 @@ def _unpaired(x: Facts, y: Facts, other: str) -> tuple[float, ...]:
     return x.numbers
 
 
+def _owners_named(x: Facts) -> set[str]:
+    """Who a text names that could own a thing: its owners, its nouns, the asker."""
+    return {o for _, o in x.owners} | x.words | ({"me"} if x.words & _FIRST_PERSON else set())
+
+
+_FIRST_PERSON = frozenset("i me my our we us".split())
+# owners that are someone: what they own is not the asker's ("my boss's calendar" ≠ "my calendar")
+_SOMEONE = frozenset(canonical(w) for w in """boss neighbor neighbour wife husband partner spouse son daughter kid
+child mom mother dad father parent sister brother friend roommate landlord tenant coworker colleague employer
+employee manager teacher baby dog cat else someone""".split())
+
+
+def _owned_through(middle: str, owner: str, x: Facts) -> bool:
+    """A thing owned through something the owner has: "my Mac's public IP" is my public IP."""
+    return (middle, owner) in x.owners and middle not in _SOMEONE
+
+
 def _safety_lean(text: str) -> str | None:
     safe, unsafe = bool(_SAFE_SIDE.search(text)), bool(_UNSAFE_SIDE.search(text))
     return None if safe == unsafe else "safe" if safe else "unsafe"
@@ -864,10 +881,12 @@ def verify_rules(query: str, cached: str) -> Verdict:
     if a.sides and b.sides and a.sides != b.sides:
         return Verdict(False, "direction", f"{' then '.join(a.sides)} vs {' then '.join(b.sides)}")
     # the same things owned the other way round, by owners both name: "Who pays when my tree falls on my
-    # neighbor's house?" ≠ "… my neighbor's tree falls on my house?" (not "my daughter's teacher" / "my teacher")
-    owners_a, owners_b = {o for _, o in a.owners}, {o for _, o in b.owners}
+    # neighbor's house?" ≠ "… my neighbor's tree falls on my house?", "Can my dog eat my cat's food?" ≠ "Can my cat eat
+    # my dog's food?" (not "my daughter's teacher" / "my teacher": the daughter is not named there)
+    owners_a, owners_b = _owners_named(a), _owners_named(b)
     for thing, owner in a.owners - b.owners:
-        other = next((o for t, o in b.owners - a.owners if t == thing and o in owners_a and owner in owners_b), None)
+        other = next((o for t, o in b.owners - a.owners if t == thing and o in owners_a and owner in owners_b
+                      and not _owned_through(o, owner, b) and not _owned_through(owner, o, a)), None)
         if other is not None:
             return Verdict(False, "direction", f"whose {thing}: {owner} vs {other}")
     if a.clock_places and b.clock_places and not (a.clock_places & b.clock_places):

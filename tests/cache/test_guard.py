@@ -225,7 +225,7 @@ REFUSED = [  # (query, cached, the check that must refuse)
     # variable operand keeps its place; "how did" asks what happened, not when; converting is no comparison
     ("Is HTTPS blocked on port 80?", "Is HTTP blocked on port 80?", "terms"),
     ("My printer prints but my scanner won't scan. What should I try?",
-     "My scanner scans but my printer won't print. What should I try?", "direction"),
+     "My scanner scans but my printer won't print. What should I try?", "negation"),  # the negation moved
     ("Can my landlord enter my apartment?", "Does my landlord have to give notice before entering my apartment?",
      "question"),
     ("What is the integral of 3^x?", "What is the integral of x^3?", "numbers"),
@@ -458,6 +458,14 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("How do I list just the running containers in Docker?", "How do I list the containers in Docker?", "question"),
     ("kafka topic vs partition", "How many partitions should a Kafka topic have?", "intent"),  # probe W, rotated
     ("How many penguins are there?", "How many different kinds of penguins are there?", "terms"),  # kinds counted
+    # probe X: what each owns, and which word a negation stands before, traded between the same words
+    ("Who pays when my tree falls on my neighbor's house during a storm?",
+     "Who pays when my neighbor's tree falls on my house during a storm?", "direction"),
+    ("Can my dog eat my cat's food?", "Can my cat eat my dog's food?", "direction"),
+    ("Why can you sometimes hear thunder but not see lightning?", "why can i see lightning but hear no thunder",
+     "negation"),
+    ("How long did it take to film the movie Titanic?", "How long is the movie Titanic?", "terms"),  # not a duration verb
+    ("How long does a thawed turkey last in the fridge?", "turkey thawing time refrigerator", "terms"),
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -847,6 +855,28 @@ SERVED = [
      "How early should I get to the airport for an international flight?"),
     ("Can you show me how to delete a branch in git?", "How do I delete a git branch?"),  # "show me how" asks nothing
     ("I drink too much coffee. How much caffeine is in a cup?", "How much caffeine is in a cup of coffee?"),
+    # stop 30: keep … from -ing is stop; the verb of "how long does X take" against a duration asked otherwise;
+    # turning a colour; a temperature a thing is set to; giving an animal a food; how far in advance; working out
+    ("how do i keep my babys ears from hurting when we fly", "How can I stop my baby's ears from hurting on a plane?"),
+    ("international wire transfer time", "How long does an international wire transfer take?"),
+    ("how long does mod podge take to dry", "mod podge drying time"),
+    ("pothos yellow leaves cause", "Why are the leaves on my pothos turning yellow?"),
+    ("ideal fridge temperature", "What temperature should my fridge be set to?"),
+    ("What temp should I set my refrigerator to?", "what temperature should my fridge be"),
+    ("is it ok to give my dog grapes", "Can dogs eat grapes?"),
+    ("how early to book moving company", "How far in advance should I book movers?"),
+    ("how far ahead do i need to book a moving company", "How far in advance should I book movers?"),
+    ("What's the way to work out how much I'll pay each month on a mortgage?",
+     "How do I calculate my monthly mortgage payment?"),
+    # chat spellings and words: "r u", "till", "the diff", "pw", "refi", "sometimes"; put = contribute
+    ("r u allowed to drink water on yom kippur", "Can you drink water on Yom Kippur?"),
+    ("how long till i get my green card", "how long until i get my green card"),
+    ("type or interface in ts whats the diff", "What is the difference between type and interface in TypeScript?"),
+    ("forgot my bitwarden master pw", "I forgot my Bitwarden master password"),
+    ("if i refi my federal loans what do i lose", "What do I lose if I refinance my federal loans?"),
+    ("why can i see lightning but hear no thunder", "Why can you sometimes see lightning but not hear thunder?"),
+    ("how much can i put in my 401k in 2024", "How much can I contribute to my 401(k) in 2024?"),
+    ("Where do I find my public IP address on a Mac?", "How can I see my Mac's public IP?"),  # mine through my Mac
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
