@@ -76,7 +76,7 @@ class Facts:
     agent_asked: bool  # asks who through an agent noun alone, no "who" written: "odyssey author"
     operations: frozenset[tuple[str, str, str]]  # (div|pow|sub|ratio, left, right): "4/3" → ("div", "4", "3")
     sides: tuple[str, ...]  # the order in which the asker's side ("we", "our") and another's ("they") are named
-    owners: frozenset[tuple[str, str]]  # (thing, whose): "my neighbor's house" → ("neighbor", "me"), ("hous", "neighbor")
+    owners: frozenset[tuple[str, str]]  # (thing, whose): "my neighbor's house" → (neighbor, me), (hous, neighbor)
     points: frozenset[tuple[float, ...]]  # coordinates as written: "(3, 2)" → (3.0, 2.0) (`coordinate_points`)
     operators: tuple[str, ...]  # a written expression's operators in order: "2x + 5 = 15" → ("+", "=")
     calls: frozenset[tuple[str, str]]  # named functions and their arguments: "sin(x^2)" → ("sin", "x^2")
@@ -488,12 +488,13 @@ _POSSESSOR = re.compile(r"\b(my|our|your|his|her|their|(?!(?:it|that|what|there|
                         r"when|why|which|one|everyone|someone|nobody|everything|something|nothing)['’])"
                         r"[a-z]+['’]s|[a-z]+s['’])\s+(?=([a-z]+))", re.I)  # (what is owned may own the next word)
 _FIRST_PERSON = frozenset(("my", "our"))
+_POSSESSIVE_PRONOUNS = frozenset("my our your his her their".split())
 
 
 def _owners(text: str) -> frozenset[tuple[str, str]]:
     """Who owns what, as written: "my tree falls on my neighbor's house" → (tree, me), (neighbor, me), (house,
     neighbor). The asker and the asker's side are one owner ("my" = "our")."""
-    if "'" not in text and "’" not in text and not _FIRST_PERSON & set(text.lower().split()):
+    if "'" not in text and "’" not in text and not _POSSESSIVE_PRONOUNS & set(text.lower().split()):
         return frozenset()
     pairs = set()
     for m in _POSSESSOR.finditer(text):

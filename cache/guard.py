@@ -461,7 +461,8 @@ _TAKE_TIME = canonical("take")
 _HOW_LONG_TAKE = re.compile(r"\bhow long (?:do|does|did|will|would|should|can|could|might)\b(?:\s+[\w'’-]+){1,6}?\s+"
                             r"(?:take|takes)\b", re.I)
 _ASKS_DURATION = re.compile(r"\bhow long (?:do|does|did|will|would|should|can|could|might|to|until|before|after)\b|"
-                            r"\bhow many (?:seconds|minutes|hours|days|weeks|months|years)\b|\b(?:time|duration)\b", re.I)
+                            r"\bhow many (?:seconds|minutes|hours|days|weeks|months|years)\b|"
+                            r"\b(?:time|duration)\b", re.I)
 # what a thing turns is the colour it becomes: "Why are my pothos leaves turning yellow?" = "pothos yellow leaves"
 _TURN = canonical("turn")
 _TURNING_COLOUR = re.compile(r"\bturn(?:s|ed|ing)?\s+(yellow|brown|black|white|red|pale|grey|gray|green|blue|"
@@ -470,7 +471,6 @@ _TURNING_COLOUR = re.compile(r"\bturn(?:s|ed|ing)?\s+(yellow|brown|black|white|r
 # fridge temperature", "What temp should I set my refrigerator to?" = "… should my fridge be"
 _SET = canonical("set")
 _SET_TO = re.compile(r"\bset\s+(?:(?:my|the|your|a|an|our)\s+)?(?:\w+\s+){0,2}(?:to|at)\b|\bbe\s+set\b", re.I)
-_TEMPERATURE = canonical("temperature")
 _ASKS_TEMPERATURE = re.compile(r"\b(?:temperature|temp|how (?:cold|hot|warm))\b", re.I)
 # giving an animal or a baby a food asks whether it may eat it: "Is it ok to give my dog grapes?" = "Can dogs eat
 # grapes?"
@@ -707,12 +707,14 @@ def _unpaired(x: Facts, y: Facts, other: str) -> tuple[float, ...]:
     return x.numbers
 
 
+_ASKER = frozenset("i me my our we us".split())
+
+
 def _owners_named(x: Facts) -> set[str]:
     """Who a text names that could own a thing: its owners, its nouns, the asker."""
-    return {o for _, o in x.owners} | x.words | ({"me"} if x.words & _FIRST_PERSON else set())
+    return {o for _, o in x.owners} | x.words | ({"me"} if x.words & _ASKER else set())
 
 
-_FIRST_PERSON = frozenset("i me my our we us".split())
 # owners that are someone: what they own is not the asker's ("my boss's calendar" ≠ "my calendar")
 _SOMEONE = frozenset(canonical(w) for w in """boss neighbor neighbour wife husband partner spouse son daughter kid
 child mom mother dad father parent sister brother friend roommate landlord tenant coworker colleague employer

@@ -603,9 +603,10 @@ derivative~differentiate cancel~end stop~disable interval~often shot~vaccine dec
 length~size distance~length limit~max error~status job~position solve~x launch~release exercise~training
 recover~back age~old f~fahrenheit c~celsius order~sequence order~sort cancel~stop job~role prop~proprietorship
 st~stone fraudulent~scam antiderivative~integral dissolve~soluble length~long difference~gap title~win beat~defeat
-put~contribute put~mount worker~employee speed~velocity building~skyscraper enable~turn share~stock directory~folder buck~dollar bucks~dollar
+speed~velocity building~skyscraper enable~turn share~stock directory~folder buck~dollar bucks~dollar
 perform~sang perform~singer clone~copy exited~stopped chord~triad computer~laptop proportion~ratio cost~expensive
 hurt~lower dump~export certain~specific ask~request save~store bring~carry lube~oil collapse~fall aquarium~tank
+put~contribute put~mount worker~employee
 """.split()]
 
 # Terms that start with a phrasing word ("common", "proper", "simple", "right", "general", "normal"…),
@@ -704,7 +705,7 @@ PHRASES.update({("the", "diff"): ("the", "difference")})
 # how far in advance is how early ("How far in advance should I book movers?" = "how early to book a moving
 # company"); to work out what or how much is to calculate it (not to work out at a gym)
 PHRASES.update({("how", "far", "in", "advance"): ("how_many", "earli"), ("how", "far", "ahead"): ("how_many", "earli"),
-                ("how", "early"): ("how_many", "earli"), ("how", "far", "out"): ("how_many", "earli"),
+                ("how", "early"): ("how_many", "earli"),
                 **{(verb, "out", what): ("calculate", what) for verb in ("work", "works", "working", "worked")
                    for what in ("how", "what", "the", "my", "your", "a", "an", "which", "whether", "if")}})
 PHRASES.update({form: ("_".join(words),)

@@ -464,7 +464,7 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("Can my dog eat my cat's food?", "Can my cat eat my dog's food?", "direction"),
     ("Why can you sometimes hear thunder but not see lightning?", "why can i see lightning but hear no thunder",
      "negation"),
-    ("How long did it take to film the movie Titanic?", "How long is the movie Titanic?", "terms"),  # not a duration verb
+    ("How long did it take to film the movie Titanic?", "How long is the movie Titanic?", "terms"),  # its length
     ("How long does a thawed turkey last in the fridge?", "turkey thawing time refrigerator", "terms"),
 ]
 SERVED = [
