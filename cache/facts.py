@@ -537,6 +537,23 @@ def _preventing(tokens: list[str]) -> frozenset[int]:
     return frozenset(found)
 
 
+_HOW_LONG = re.compile(r"\bhow\s+long\b", re.I)
+# nouns in -ing that "keep" may take as its object ("keep bedding dry")
+_ING_NOUNS = frozenset("""thing things something anything nothing everything morning evening ceiling building
+clothing bedding wedding painting ring string king spring swing wing sibling siblings pudding icing stuffing dressing
+seasoning lighting heating plumbing wiring housing parking earnings savings belongings ending""".split())
+
+
+def _going_on(tokens: list[str], text: str) -> frozenset[int]:
+    """Where "keep" says a thing goes on: "a toilet that keeps running" runs, "Why does my baby keep crying?" asks
+    why it cries (not "keep bedding dry", "keep it running", nor how long it goes on: "How long can a cheetah keep
+    running?")."""
+    if _HOW_LONG.search(text):
+        return frozenset()
+    return frozenset(i for i, tok in enumerate(tokens[:-1]) if tok in _KEEP and len(tokens[i + 1]) > 4
+                     and tokens[i + 1].endswith("ing") and tokens[i + 1] not in _ING_NOUNS)
+
+
 def _asking_intent(text: str) -> str | None:
     """The intent of the sentence that asks, after full sentences of context (not after a colon or a dash,
     where the question leans on what came before: "Cleaning a cast iron skillet - what's the right method?")."""
@@ -580,8 +597,11 @@ def analyse(text: str) -> Facts:
     said = said_words(tokens)
     for i in _preventing(tokens):
         canon[i] = _STOP
+    going_on = _going_on(tokens, text)
+    for i in going_on:
+        canon[i] = "keep_on"  # an aspect, no term (and not "store", as "keep" alone reads)
     for i, (tok, c, was_number) in enumerate(zip(tokens, canon, used)):
-        if was_number:
+        if was_number or i in going_on:
             continue
         if tok in lx.NEGATORS or c in lx.NEGATORS:
             # "97 prime or not?", "and if not, how do they differ?", "not the same as": no claim negated
