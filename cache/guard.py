@@ -478,6 +478,11 @@ _EAT = canonical("eat")
 _GIVING_TO = re.compile(r"\b(?:give|feed|giving|feeding)\s+(?:(?:my|a|your|our|the)\s+)?(?:\w+\s+)?(?:dogs?|cats?|"
                         r"puppy|puppies|kittens?|rabbits?|bunny|hamsters?|guinea pigs?|parrots?|birds?|chickens?|"
                         r"horses?|babies|baby|toddlers?|infants?)\b", re.I)
+# travelling to a place the other text names for the same question: "Do I need a visa to travel to Japan?" = "do i
+# need a visa for japan" (another verb on the other side stays unmatched: "… to work in Japan?"; not with an origin:
+# "Do I need a visa to travel to the US from Japan?" ≠ "japan visa for us citizens")
+_TRAVEL = canonical("travel")
+_TRAVELLING_TO = re.compile(r"\btravel(?:s|ed|led|ing|ling)?\s+(?:to|in|within|around|into)\b", re.I)
 # how long a thing lives: "golden retriever lifespan" = "How long do golden retrievers live?"
 _LIFESPAN, _LIVE = canonical("lifespan"), canonical("live")
 
@@ -570,10 +575,12 @@ def _measure_named(mine: list[str], text: str, other: str, light_apart: bool) ->
                                     and not (_MEASURE_WORDS[t] == "duration" and other_units))]
 
 
-def _said_otherwise(mine: list[str], text: str, other: str, y: Facts) -> list[str]:
+def _said_otherwise(mine: list[str], text: str, other: str, x: Facts, y: Facts) -> list[str]:
     """`mine` (terms of `text` that `other` lacks) less those `other` says in its own words: required / need,
     a minimum / what one needs, the signs of X / how to tell if X, paying a tax / taxable, the difference / how
-    to tell X from Y, how often / how many times a day, "in English"."""
+    to tell X from Y, how often / how many times a day, "in English", the verb of "how long does X take" / a
+    duration, turning a colour / the colour, a temperature set / the temperature, a food given an animal / eaten,
+    travelling to a place / the place."""
     drop = set()
     if _REQUIRED in mine and _NEEDING.search(other):
         drop.add(_REQUIRED)
@@ -595,6 +602,8 @@ def _said_otherwise(mine: list[str], text: str, other: str, y: Facts) -> list[st
         drop.add(_SET)
     if _EAT in mine and _GIVING_TO.search(other):
         drop.add(_EAT)
+    if _TRAVEL in mine and _TRAVELLING_TO.search(text) and not x.ends[0] and (x.places_in | x.ends[1]) & y.words:
+        drop.add(_TRAVEL)
     if _ENGLISH in mine and _IN_ENGLISH.search(text) and not _NOT_ASKED_IN_ENGLISH.search(text) \
             and not (_LANGUAGE_NAMES - {_ENGLISH}) & y.words:
         drop.add(_ENGLISH)
@@ -934,7 +943,7 @@ def verify_rules(query: str, cached: str) -> Verdict:
     light_apart = bool((a.light ^ b.light) - _AMOUNT_LIGHT)
     missing = _measure_named(missing, query, cached, light_apart)
     extra = _measure_named(extra, cached, query, light_apart)
-    missing, extra = _said_otherwise(missing, query, cached, b), _said_otherwise(extra, cached, query, a)
+    missing, extra = _said_otherwise(missing, query, cached, a, b), _said_otherwise(extra, cached, query, b, a)
     if bool(missing) != bool(extra):  # a field named on one side only (two fields named are a swap)
         missing, extra = _beyond_field(missing, query), _beyond_field(extra, cached)
     missing, extra = _beyond_copula(missing, query), _beyond_copula(extra, cached)
