@@ -485,6 +485,7 @@ _TRAVEL = canonical("travel")
 _TRAVELLING_TO = re.compile(r"\btravel(?:s|ed|led|ing|ling)?\s+(?:to|in|within|around|into)\b", re.I)
 # how long a thing lives: "golden retriever lifespan" = "How long do golden retrievers live?"
 _LIFESPAN, _LIVE = canonical("lifespan"), canonical("live")
+_LIFE_VERBS = frozenset((_LIVE, canonical("last")))  # "car battery lifespan" = "How long does a car battery last?"
 
 
 _FIELDS = frozenset(lx.FIELDS)
@@ -663,7 +664,7 @@ def _implied(mine: list[str], theirs: list[str], x: Facts, y: Facts) -> list[str
             continue
         if t in _FUNCTION_NOUNS and y.intent == "function":
             continue
-        if t == _LIFESPAN and _LIVE in y.words and y.amount or t == _LIVE and _LIFESPAN in y.words and x.amount:
+        if t == _LIFESPAN and _LIFE_VERBS & y.words and y.amount or t in _LIFE_VERBS and _LIFESPAN in y.words and x.amount:
             continue
         if t in _DOMAIN_OF and _DOMAIN_OF[t] & y.words:  # "undo the last git commit" = "undo the last commit"
             continue

@@ -606,7 +606,7 @@ st~stone fraudulent~scam antiderivative~integral dissolve~soluble length~long di
 speed~velocity building~skyscraper enable~turn share~stock directory~folder buck~dollar bucks~dollar
 perform~sang perform~singer clone~copy exited~stopped chord~triad computer~laptop proportion~ratio cost~expensive
 hurt~lower dump~export certain~specific ask~request save~store bring~carry lube~oil collapse~fall aquarium~tank
-put~contribute put~mount worker~employee
+put~contribute put~mount worker~employee result~return last~stay claw~scratch record~row
 """.split()]
 
 # Terms that start with a phrasing word ("common", "proper", "simple", "right", "general", "normal"…),

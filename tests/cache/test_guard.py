@@ -466,6 +466,8 @@ REFUSED = [  # (query, cached, the check that must refuse)
      "negation"),
     ("How long did it take to film the movie Titanic?", "How long is the movie Titanic?", "terms"),  # its length
     ("How long does a thawed turkey last in the fridge?", "turkey thawing time refrigerator", "terms"),
+    ("How long can a cheetah keep running at top speed?", "cheetah top speed", "terms"),  # how long it goes on
+    ("Do I need a visa to travel to the US from Japan?", "japan visa for us citizens", "terms"),  # an origin
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -877,6 +879,15 @@ SERVED = [
     ("why can i see lightning but hear no thunder", "Why can you sometimes see lightning but not hear thunder?"),
     ("how much can i put in my 401k in 2024", "How much can I contribute to my 401(k) in 2024?"),
     ("Where do I find my public IP address on a Mac?", "How can I see my Mac's public IP?"),  # mine through my Mac
+    # keep -ing goes on; X-rich is high in X; travelling to the place the other names; a lifespan is how long a
+    # thing lasts; swaps result/return, last/stay, claw/scratch, record/row
+    ("toilet keeps running after flush", "toilet runs after flush"),
+    ("Why does my baby keep crying at night?", "Why does my baby cry at night?"),
+    ("iron rich foods", "What foods are high in iron?"),
+    ("do i need a visa for japan", "Do I need a visa to travel to Japan?"),
+    ("car battery lifespan years", "How long does a car battery usually last?"),
+    ("In JS, what's the result of `typeof null`?", "What does `typeof null` return in JavaScript?"),
+    ("refrigerated cooked rice, how long does it last", "How long can cooked rice stay in the fridge?"),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
