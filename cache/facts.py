@@ -651,6 +651,8 @@ def analyse(text: str) -> Facts:
         question |= {"person"}  # "saxophone inventor" asks who, not when
     if any(t in ("date", "dates", "year") for t in tokens):
         question |= {"time"}  # "titanic sinking date" asks when, not why or where
+    if any(p == "since" and t in ("which", "what", "when") for p, t in zip(raw, raw[1:])):
+        question |= {"time"}  # "Since which pip version does …?" asks from when, not why
     if any(p in ("in", "at", "from") and t in ("what", "which") and n in _PLACE_NOUNS
            for p, t, n in zip(raw, raw[1:], raw[2:])):
         # "In what city did they sign it?" asks where, not "On what date …?" ("Which country won?" asks who)

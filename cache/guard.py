@@ -720,6 +720,10 @@ def _unpaired(x: Facts, y: Facts, other: str) -> tuple[float, ...]:
 _ASKER = frozenset("i me my our we us".split())
 
 
+# "who" before what someone does ("who needs to file"), not who someone is ("napoleon who was he")
+_WHO_DOES = re.compile(r"\bwho\s+(?!(?:is|was|are|were|am)\b)[a-z]+", re.I)
+
+
 def _owners_named(x: Facts) -> set[str]:
     """Who a text names that could own a thing: its owners, its nouns, the asker."""
     return {o for _, o in x.owners} | x.words | ({"me"} if x.words & _ASKER else set())
@@ -814,10 +818,12 @@ def verify_rules(query: str, cached: str) -> Verdict:
         return Verdict(False, "question", f"{sorted(a.question)} vs {sorted(b.question)}")
     if frozenset((a.intent, b.intent)) in INTENT_CONFLICTS:
         return Verdict(False, "intent", f"{a.intent} vs {b.intent}")
-    # a keyword query that asks who through an agent noun ("odyssey author") against an opening that asks
-    # something else of the same work ("What is the Odyssey about?")
-    for x, y in ((a, b), (b, a)):
-        if x.intent and y.intent is None and y.agent_asked and frozenset((x.intent, "person")) in INTENT_CONFLICTS:
+    # a keyword query that asks who, through an agent noun ("odyssey author") or a "who" ("uk self assessment who
+    # needs to file"), against an opening that asks something else of the same thing ("What is the Odyssey
+    # about?", "How do I register for Self Assessment?")
+    for x, y, ty in ((a, b, cached), (b, a, query)):
+        if (x.intent and y.intent is None and (y.agent_asked or "person" not in x.question and _WHO_DOES.search(ty))
+                and frozenset((x.intent, "person")) in INTENT_CONFLICTS):
             return Verdict(False, "intent", f"{x.intent} vs person")
     sa, sb = shape_of(query), shape_of(cached)  # read here, not before: most pairs are refused above
     # naming things against counting them: "What are the names of Mars's moons?" ≠ "mars number of moons"

@@ -468,6 +468,10 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("How long does a thawed turkey last in the fridge?", "turkey thawing time refrigerator", "terms"),
     ("How long can a cheetah keep running at top speed?", "cheetah top speed", "terms"),  # how long it goes on
     ("Do I need a visa to travel to the US from Japan?", "japan visa for us citizens", "terms"),  # an origin
+    # probe Y, rotated: since which version asks when, not why; a keyword query's "who" before what someone does
+    ('Since which pip version does pip show the "externally-managed-environment" error?',
+     "pip error externally-managed-environment cause", "question"),
+    ("How do I register for Self Assessment in the UK?", "uk self assessment who needs to file", "intent"),
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -888,6 +892,7 @@ SERVED = [
     ("car battery lifespan years", "How long does a car battery usually last?"),
     ("In JS, what's the result of `typeof null`?", "What does `typeof null` return in JavaScript?"),
     ("refrigerated cooked rice, how long does it last", "How long can cooked rice stay in the fridge?"),
+    ("Tell me about Cleopatra.", "cleopatra who was she"),  # who someone is, not what someone does
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
