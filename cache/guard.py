@@ -664,7 +664,8 @@ def _implied(mine: list[str], theirs: list[str], x: Facts, y: Facts) -> list[str
             continue
         if t in _FUNCTION_NOUNS and y.intent == "function":
             continue
-        if t == _LIFESPAN and _LIFE_VERBS & y.words and y.amount or t in _LIFE_VERBS and _LIFESPAN in y.words and x.amount:
+        if (t == _LIFESPAN and _LIFE_VERBS & y.words and y.amount
+                or t in _LIFE_VERBS and _LIFESPAN in y.words and x.amount):
             continue
         if t in _DOMAIN_OF and _DOMAIN_OF[t] & y.words:  # "undo the last git commit" = "undo the last commit"
             continue

@@ -701,8 +701,8 @@ PHRASES.update({(meter, "per", "second"): ("meter_per_second",) for meter in ("m
 PHRASES.update({(verb, way): ("round" + way,) for verb in ("round", "rounds", "rounding", "rounded")
                 for way in ("up", "down")})
 # a food rich in a nutrient is high in it ("iron rich foods" = "What foods are high in iron?"), as "rich in" is
-PHRASES.update({(nutrient, "rich"): ("high", "in", nutrient) for nutrient in
-                "iron protein calcium fiber fibre potassium magnesium zinc folate antioxidant carb carbohydrate".split()})
+_NUTRIENTS = "iron protein calcium fiber fibre potassium magnesium zinc folate antioxidant carb carbohydrate"
+PHRASES.update({(nutrient, "rich"): ("high", "in", nutrient) for nutrient in _NUTRIENTS.split()})
 # "the diff" is the difference ("whats the diff", not "git diff")
 PHRASES.update({("the", "diff"): ("the", "difference")})
 # how far in advance is how early ("How far in advance should I book movers?" = "how early to book a moving
