@@ -902,12 +902,13 @@ def verify_rules(query: str, cached: str) -> Verdict:
     # the same things owned the other way round, by owners both name: "Who pays when my tree falls on my
     # neighbor's house?" ≠ "… my neighbor's tree falls on my house?", "Can my dog eat my cat's food?" ≠ "Can my cat eat
     # my dog's food?" (not "my daughter's teacher" / "my teacher": the daughter is not named there)
-    owners_a, owners_b = _owners_named(a), _owners_named(b)
-    for thing, owner in a.owners - b.owners:
-        other = next((o for t, o in b.owners - a.owners if t == thing and o in owners_a and owner in owners_b
-                      and not _owned_through(o, owner, b) and not _owned_through(owner, o, a)), None)
-        if other is not None:
-            return Verdict(False, "direction", f"whose {thing}: {owner} vs {other}")
+    if a.owners and b.owners:  # (most texts own nothing: the owners named are gathered only when both do)
+        owners_a, owners_b = _owners_named(a), _owners_named(b)
+        for thing, owner in a.owners - b.owners:
+            other = next((o for t, o in b.owners - a.owners if t == thing and o in owners_a and owner in owners_b
+                          and not _owned_through(o, owner, b) and not _owned_through(owner, o, a)), None)
+            if other is not None:
+                return Verdict(False, "direction", f"whose {thing}: {owner} vs {other}")
     if a.clock_places and b.clock_places and not (a.clock_places & b.clock_places):
         return Verdict(False, "direction", f"a time told in {sorted(a.clock_places)} vs {sorted(b.clock_places)}")
     # one amount in another of the currencies or units both name: "100 US dollars in Canadian dollars" ≠ "How

@@ -134,6 +134,7 @@ class Shape:
     time_grains: frozenset[str]  # "what year" → year, "what date" → date, "what time" → time
     quantified: str | None  # the first word after all/every/each: "all odd numbers" → odd
     modality: frozenset[str]  # may ("can I …") and/or must ("do I have to …")
+    how_soon: bool  # asks how early, soon or late ("how far in advance"), whose must reads as should
     amounts: frozenset[str]  # all / most / some: "all birds", "most birds", "a few eggs", "too little water"
     symbols: frozenset[str]  # operators written alone: "**", "-=", "?.", "$?" (the tokenizer drops them)
     causal: tuple[str, str] | None  # (cause, effect) around "cause": "insomnia causes depression"
@@ -423,6 +424,7 @@ def shape_of(text: str) -> Shape:
         | _keyword_grain(raw),
         quantified=_quantified(raw, raw_canon),
         modality=frozenset(m for m, pattern in _MODALITY if pattern.search(text)),
+        how_soon=bool(_HOW_SOON.search(" ".join(raw))),
         amounts=_amounts(raw),
         symbols=_symbols(text),
         causal=_causal(raw, raw_canon),
@@ -546,7 +548,7 @@ def conflict(a: Shape, b: Shape, fa: Facts, fb: Facts) -> tuple[str, str] | None
     modality_a, modality_b = a.modality, b.modality
     # "how often do I need to water it" = "… should I …", "how early do I need to get there" = "… should I …"
     if ("quantity" in fa.question and "quantity" in fb.question
-            or _HOW_SOON.search(" ".join(a.tokens)) and _HOW_SOON.search(" ".join(b.tokens))):
+            or a.how_soon and b.how_soon):
         modality_a, modality_b = (frozenset("should" if m == "must" else m for m in x) for x in (a.modality, b.modality))
     if modality_a and modality_b and not (modality_a & modality_b):
         return "question", f"{'/'.join(sorted(a.modality))} vs {'/'.join(sorted(b.modality))}"
