@@ -1,5 +1,5 @@
 """Loader for the hand-written groups in `cache/data/` (format in cache/data/README.md): the `dev` and
-`heldout` evaluation splits, the probes (`probe_a` … `probe_y`: adversarial ones, and ones written by
+`heldout` evaluation splits, the probes (`probe_a` … `probe_z`: adversarial ones, and ones written by
 hands that read no code), the context pairs, and the `train` split (every file in `cache/data/train/`)
 that the learned verifier is fitted on."""
 
@@ -34,7 +34,8 @@ SPLITS = {"dev": DATA_DIR / "groups_dev.txt", "heldout": DATA_DIR / "groups_held
           "probe_v": DATA_DIR / "groups_probe_v.txt",
           "probe_w": DATA_DIR / "groups_probe_w.txt",
           "probe_x": DATA_DIR / "groups_probe_x.txt",
-          "probe_y": DATA_DIR / "groups_probe_y.txt"}
+          "probe_y": DATA_DIR / "groups_probe_y.txt",
+          "probe_z": DATA_DIR / "groups_probe_z.txt"}
 TRAIN_DIR = DATA_DIR / "train"
 # a question that opens with context about the asker, against a cached one without (label, query, cached)
 CONTEXT_PAIRS = DATA_DIR / "pairs_context.txt"

@@ -322,6 +322,8 @@ homework assignment worksheet test exam quiz revision revising revise studying s
 ask asked asking wonder wondering confused stuck forget forgot remember curious argue arguing argument debate
 bet settle help helping check learn learning trying try tomorrow tonight today yesterday week weekend always
 again keep lol
+mention mentioned read reading heard hear think thought watch watched watching saw noticed notice came come plan plans
+planning planned weird start started starting begin began bought buy
 history chemistry biology physics maths math science economics geography english gcse sat act ap bio
 stats statistics mix mixing mixed
 """.split())
@@ -330,11 +332,49 @@ stats statistics mix mixing mixed
 _LABEL_FILLERS = frozenset("a an the".split())  # "in a Linux shell" (and single letters: "in C programming")
 
 
+_SAYING = frozenset("say saying said translate translated translating translation write spell".split())
+_SAID_LEADS = frozenset("the a an word words phrase expression sentence term".split())
+_OPENINGS = frozenset("how what who which when where why whats can could do does is are should would will".split())
+
+
+@lru_cache(maxsize=65536)
+def _said_in(text: str) -> tuple[str, ...]:
+    """The words a text asks to have said in another language, as written (their tense and number are what is
+    translated): "How do you say 'I miss you' in Spanish?", "translate good night into French", "i miss you in
+    spanish". Empty when the text asks no such thing."""
+    tokens = tokenize(text)
+    end = next((i for i in range(len(tokens) - 1, 0, -1)
+                if tokens[i] in LANGUAGE_NAMES and tokens[i - 1] in ("in", "into", "to")), None)
+    if end is None:
+        return ()
+    end -= 1
+    start = next((i + 1 for i in range(end - 1, -1, -1) if tokens[i] in _SAYING), None)
+    if start is None:
+        if not tokens or tokens[0] in _OPENINGS:
+            return ()
+        start = 0
+    if "from" in tokens[start:end]:
+        end = start + tokens[start:end].index("from")
+    while start < end and tokens[start] in _SAID_LEADS:
+        start += 1
+    return tuple(" ".join(tokens[start:end]).replace("thank you", "thanks").split())
+
+
 def _asked_ordinals(text: str) -> tuple[int, ...]:
     """The ordinals of the sentence that asks, when full sentences of context come before it and the
     question does not point back into them: "My daughter just finished the first Harry Potter book. How
     many are in the whole series?" asks no ordinal ("I just watched the first Alien. Who directed it?" does)."""
-    return analyse(asked_part(text)).ordinals
+    ordinals = analyse(asked_part(text)).ordinals
+    if 1 in ordinals and _FIRST_ORIGIN.search(text):  # "Who first discovered penicillin?" = "Who discovered …?"
+        kept = list(ordinals)
+        kept.remove(1)
+        return tuple(kept)
+    return ordinals
+
+
+# "first" before the verb of a thing's origin asks when or by whom it came about, as the verb alone does
+_FIRST_ORIGIN = re.compile(r"\bfirst\s+(?:discover|invent|creat|found|coin|develop|introduc|publish|releas|use|"
+                           r"built|made|propos|describ|identif|isolat|synthesi|patent)\w*", re.I)
 
 
 @lru_cache(maxsize=65536)
@@ -391,6 +431,12 @@ _FORMULA = canonical("formula")
 _CALCULATING = frozenset(canonical(w) for w in "calculate calculated calculating calculation compute computed".split())
 # cooking said by its method: "What's the microwave cooking time for a potato?" = "How long do I microwave …?"
 _COOK = canonical("cook")
+_REST = canonical("rest")
+_REST_AFTER_COOKING = re.compile(r"\brest\w*\b.*\bafter\s+(?:\w+\s+)?cook", re.I)
+_BY_FORMULA = re.compile(r"\b(?:using|with|by|via|without|in)\s+(?:a|an|the)?\s*formulas?\b", re.I)
+_SPREADSHEETS = frozenset(canonical(w) for w in ("excel", "sheets", "spreadsheet", "spreadsheets"))
+_CONVERT = canonical("convert")
+_VISAS = frozenset(canonical(w) for w in ("visa", "visas", "esta", "evisa"))
 _COOKING_METHODS = frozenset(canonical(w) for w in "boil boiled boiling bake baked baking fry fried frying roast "
                              "roasted roasting grill grilled grilling microwave microwaved microwaving steam steamed "
                              "steaming poach poached simmer stovetop".split())
@@ -429,7 +475,14 @@ _SIGNS = canonical("symptom")
 # a drug is taken: "Is daily ibuprofen use safe?" = "Is it okay to take ibuprofen every day?"
 _DRUGS = frozenset(canonical(w) for w in """ibuprofen acetaminophen aspirin naproxen diphenhydramine melatonin
 amoxicillin antibiotic antibiotics medication medications medicine medicines pill pills supplement supplements
-vitamin vitamins creatine antihistamine antihistamines""".split())
+vitamin vitamins creatine antihistamine antihistamines magnesium zinc iron calcium potassium probiotic probiotics
+multivitamin multivitamins tylenol advil motrin aleve benadryl zyrtec claritin paracetamol prednisone metformin
+metronidazole simvastatin statin statins sertraline ssri ssris antidepressant antidepressants painkiller painkillers
+biotin collagen turmeric ashwagandha""".split())
+# a drug's dose is how much of it is taken: "adult daily vitamin d dose" = "How much vitamin D should an adult take
+# daily?" (only where both name the drug and the taking side asks how much, or the most)
+_DOSE = canonical("dose")
+_MOST = frozenset(canonical(w) for w in ("most", "max", "maximum"))
 # what is safe to eat or drink is safe: "leftover chicken fridge days safe" = "… safe to eat from the fridge"
 _CONSUMING = frozenset(canonical(w) for w in ("eat", "drink"))
 _SAFE = canonical("safe")
@@ -452,7 +505,9 @@ _TIMES_A = re.compile(r"\bhow many times (?:a|an|per|each) (?:day|week|month|yea
 # "When should I use a semicolon?" (not against another language named)
 _ENGLISH = canonical("english")
 _IN_ENGLISH = re.compile(r"\bin english\s*[?.!]*\s*$", re.I)
-_NOT_ASKED_IN_ENGLISH = re.compile(r"\b(?:mean|means|meaning|translat\w*|say|called)\b", re.I)  # a word's English
+# a word's English, a book's English edition
+_NOT_ASKED_IN_ENGLISH = re.compile(r"\b(?:mean|means|meaning|translat\w*|say|called|publish\w*|releas\w*|print\w*|"
+                                   r"written|wrote|dubbed)\b", re.I)
 _LANGUAGE_NAMES = frozenset(canonical(w) for w in LANGUAGE_NAMES)
 # the verb a duration question is asked with, against a text that asks the duration in other words: "How long
 # does mod podge take to dry?" = "mod podge drying time" (not against how long a thing is, "How long is the movie
@@ -486,6 +541,13 @@ _TRAVELLING_TO = re.compile(r"\btravel(?:s|ed|led|ing|ling)?\s+(?:to|in|within|a
 # how long a thing lives: "golden retriever lifespan" = "How long do golden retrievers live?"
 _LIFESPAN, _LIVE = canonical("lifespan"), canonical("live")
 _LIFE_VERBS = frozenset((_LIVE, canonical("last")))  # "car battery lifespan" = "How long does a car battery last?"
+
+
+_HOW_LONG = re.compile(r"\bhow long (?:do|does|did|will|would|should|can|could|might|to|until|before|after|till|til)\b",
+                       re.I)
+_DURATION_WORDS = frozenset(canonical(w) for w in """time times duration long length period timeline timeframe take
+takes second seconds minute minutes min mins hour hours hr hrs day days week weeks month months year years yr yrs
+decade decades until till til age old lifespan life live last valid validity expire expiry expiration""".split())
 
 
 _FIELDS = frozenset(lx.FIELDS)
@@ -604,6 +666,23 @@ def _said_otherwise(mine: list[str], text: str, other: str, x: Facts, y: Facts) 
     if _EAT in mine and _GIVING_TO.search(other):
         drop.add(_EAT)
     if _TRAVEL in mine and _TRAVELLING_TO.search(text) and not x.ends[0] and (x.places_in | x.ends[1]) & y.words:
+        drop.add(_TRAVEL)
+    # a spreadsheet does things with formulas: "Excel formula to count non-empty cells" = "How do I count the cells
+    # that are not blank in Excel?" (not a formula as the way: "… in Excel using a formula"); a conversion's formula
+    # is how to convert ("celsius to fahrenheit formula", the same way round)
+    if _FORMULA in mine and not _BY_FORMULA.search(text) and (
+            _SPREADSHEETS & x.words & y.words or _CONVERT in y.words and any(x.ends) and x.ends == y.ends):
+        drop.add(_FORMULA)
+    # meat is cooked to a temperature and rested after cooking: "chicken done temperature" = "What temperature should
+    # chicken be cooked to?", "steak resting time" = "How long should I rest a steak after cooking?" (not "… before
+    # cooking", nor why it rests)
+    if _COOK in mine and (_ASKS_TEMPERATURE.search(text) and _ASKS_TEMPERATURE.search(other)
+                          or _REST_AFTER_COOKING.search(text) and _REST in y.words
+                          and _ASKS_DURATION.search(text) and _ASKS_DURATION.search(other)):
+        drop.add(_COOK)
+    # a visa is for travelling: "Vietnam tourist visa US citizens" = "Do US citizens need a visa to visit Vietnam …?"
+    # (not from a place: "… to travel to the US from Japan?" ≠ "japan visa for us citizens")
+    if _TRAVEL in mine and _VISAS & x.words & y.words and not x.ends[0] and not y.ends[0]:
         drop.add(_TRAVEL)
     if _ENGLISH in mine and _IN_ENGLISH.search(text) and not _NOT_ASKED_IN_ENGLISH.search(text) \
             and not (_LANGUAGE_NAMES - {_ENGLISH}) & y.words:
@@ -792,6 +871,14 @@ def verify_rules(query: str, cached: str) -> Verdict:
         return Verdict(False, "quoted", f"code {list(a.code)} vs {list(b.code)}")
     if a.quoted and b.quoted and a.quoted != b.quoted:  # 'Translate "Where are the stations?"' ≠ '… "Where is the station?"'
         return Verdict(False, "quoted", f"{list(a.quoted)} vs {list(b.quoted)}")
+    # the words to say in another language, inflected otherwise: "how do you say i missed you in spanish" ≠ "… "I miss
+    # you" …" (other words are the terms check's: "thanks" = "thank you")
+    said_a, said_b = _said_in(query), _said_in(cached)
+    if said_a and said_b and said_a != said_b:
+        only_b = {canonical(w) for w in set(said_b) - set(said_a)}
+        inflected = sorted(w for w in set(said_a) - set(said_b) if canonical(w) in only_b)
+        if inflected:
+            return Verdict(False, "quoted", f"say {' '.join(said_a)!r} vs {' '.join(said_b)!r}")
     bounds_a, bounds_b = _bounds(query), _bounds(cached)  # "gifts under $18,000" ≠ "gift tax over 18000 dollars"
     if bounds_a and bounds_b and bounds_a != bounds_b and {v for _, v in bounds_a} == {v for _, v in bounds_b}:
         return Verdict(False, "direction", f"{sorted(bounds_a)} vs {sorted(bounds_b)}")
@@ -864,6 +951,14 @@ def verify_rules(query: str, cached: str) -> Verdict:
     if (lean_a and lean_b and lean_a != lean_b and "which" in (a.intent, b.intent)
             and "yesno" not in (a.intent, b.intent)):
         return Verdict(False, "poles", f"{lean_a} vs {lean_b}")
+    # how long a thing takes or lasts, against a text that asks no type of question the guard reads and names no time:
+    # "How long does it take to get rid of fungus gnats?" ≠ "fungus gnats houseplant soil get rid of" (a how-to),
+    # "How long should a business plan be?" ≠ "writing a business plan" (not "how long to boil an egg" / "boil egg
+    # time", "golden retriever lifespan")
+    for x, tx, y, ty in ((a, query, b, cached), (b, cached, a, query)):
+        if (_HOW_LONG.search(tx) and y.intent is None and not y.question and y.amount is None
+                and not (y.words & _DURATION_WORDS) and not _HOW_LONG.search(ty)):
+            return Verdict(False, "intent", "how long vs a text that names no time")
     if frozenset((a.amount, b.amount)) in AMOUNT_CONFLICTS:  # "How long are the episodes?" ≠ "How many episodes?"
         return Verdict(False, "intent", f"{a.amount} vs {b.amount}")
     if a.manner and b.manner and not (a.manner & b.manner):  # "fastest way to X" ≠ "easiest way to X"
@@ -948,6 +1043,11 @@ def verify_rules(query: str, cached: str) -> Verdict:
     if a.operators and b.operators:  # both write an expression, whose operators were compared above
         missing, extra = [t for t in missing if t != _MULTIPLY], [t for t in extra if t != _MULTIPLY]
     missing, extra = _implied(missing, extra, a, b), _implied(extra, missing, b, a)
+    for x, y, mine, theirs in ((a, b, missing, extra), (b, a, extra, missing)):
+        if (_DOSE in mine and _TAKE in theirs and _DRUGS & x.words & y.words and _TAKE not in x.words
+                and (y.amount or _MOST & y.words)):
+            mine.remove(_DOSE)
+            theirs.remove(_TAKE)
     missing, extra = _swapped_alike(missing, extra)  # (first: "the length of a marathon" = "how far is a marathon")
     light_apart = bool((a.light ^ b.light) - _AMOUNT_LIGHT)
     missing = _measure_named(missing, query, cached, light_apart)

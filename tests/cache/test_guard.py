@@ -472,6 +472,22 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ('Since which pip version does pip show the "externally-managed-environment" error?',
      "pip error externally-managed-environment cause", "question"),
     ("How do I register for Self Assessment in the UK?", "uk self assessment who needs to file", "intent"),
+    # stop 31: how long against a text that names no time (probe Z, rotated; train); the words to say in another
+    # language, inflected otherwise (probe Z); time words and "new" in a context sentence stay terms; a steak rested
+    # before cooking; a book first published in English
+    ("How long does it take to get rid of fungus gnats in houseplant soil?", "fungus gnats houseplant soil get rid of",
+     "intent"),
+    ("How long should a business plan be?", "writing a business plan", "intent"),
+    ("how do you say i missed you in spanish", 'How do you say "I miss you" in Spanish?', "quoted"),
+    ("My passport expired 4 months ago. Can I still travel to Mexico as a US citizen?",
+     "My passport expires in 4 months. Can I still travel to Mexico as a US citizen?", "terms"),
+    ("I woke up at 3 a.m. last night and couldn't fall back asleep. What can I do about it?",
+     "I wake up at 3 a.m. almost every night and can't fall back asleep. What can I do about it?", "terms"),
+    ("I bought a new car three weeks ago and it's already been in the shop twice for the same transmission problem. "
+     "Does the lemon law apply to me?", "I bought a used car three weeks ago and it's already been in the shop twice "
+     "for the same transmission problem. Does the lemon law apply to me?", "terms"),
+    ("How long should you rest a steak before cooking?", "steak resting time", "terms"),
+    ("When was Don Quixote first published in English?", "When was Don Quixote published?", "terms"),
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -893,6 +909,26 @@ SERVED = [
     ("In JS, what's the result of `typeof null`?", "What does `typeof null` return in JavaScript?"),
     ("refrigerated cooked rice, how long does it last", "How long can cooked rice stay in the fridge?"),
     ("Tell me about Cleopatra.", "cleopatra who was she"),  # who someone is, not what someone does
+    # stop 31: what the asker read, heard, watched or plans in a sentence of context; a spreadsheet's formula; a
+    # conversion's formula; meat cooked to a temperature or rested after cooking; a visa is for travelling; a drug's
+    # dose is how much is taken; "first" before the verb of a thing's origin; a duration named in a keyword query
+    ("My daughter is reading Pride and Prejudice for English class and asked me who wrote it. Who was it?",
+     "Who wrote Pride and Prejudice?"),
+    ("I'm a US citizen planning a two-week vacation in France. Do I need a visa?",
+     "As an American going to France on vacation for two weeks, do I have to get a visa?"),
+    ("Excel formula to count non-empty cells in column A",
+     "In Excel, how do I count the cells in column A that are not blank?"),
+    ("celsius to fahrenheit formula", "How do I convert Celsius to Fahrenheit?"),
+    ("chicken done temperature", "What temperature should chicken be cooked to?"),
+    ("steak resting time", "How long should I rest a steak after cooking?"),
+    ("Vietnam tourist visa US citizens", "Do US citizens need a visa to visit Vietnam for tourism?"),
+    ("adult daily vitamin d dose", "How much vitamin D should an adult take daily?"),
+    ("daily magnesium safe", "Is it safe to take magnesium every day?"),
+    ("What's the most ibuprofen a grown-up should take in one day?",
+     "What is the maximum dose of ibuprofen per day for adults?"),
+    ("Which scientist first discovered penicillin?", "Who discovered penicillin?"),
+    ("how long to boil an egg", "boil egg time"),
+    ("thank you in japanese", "Tell me how to say thanks in Japanese."),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
