@@ -13,7 +13,7 @@ A harder variant ("rotated") stores the first paraphrase instead of the question
 Splits (cache/data/README.md): dev (the guard was designed on it), heldout (never tuned on), probe_a (an
 adversarial set written against the guard; stop 20's checks were designed on its failures), probe_b
 (adversarial, written after those checks and not tuned on), probe_c (adversarial; stop 21's second half
-was designed on it), probe_d to probe_y (written by hands that read no code; each measured once
+was designed on it), probe_d to probe_z (written by hands that read no code; each measured once
 before any change it prompted; probe_u, probe_w and probe_y only after their stop's readings). Then the context
 pairs (cache/data/pairs_context.txt): questions that open with context about the asker against cached
 questions without it, some of whose answers the context changes.
