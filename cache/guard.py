@@ -1043,7 +1043,7 @@ def verify_rules(query: str, cached: str) -> Verdict:
     if a.operators and b.operators:  # both write an expression, whose operators were compared above
         missing, extra = [t for t in missing if t != _MULTIPLY], [t for t in extra if t != _MULTIPLY]
     missing, extra = _implied(missing, extra, a, b), _implied(extra, missing, b, a)
-    for x, y, mine, theirs in ((a, b, missing, extra), (b, a, extra, missing)):
+    for x, y, mine, theirs in ((a, b, missing, extra), (b, a, extra, missing)):  # a drug's dose is what is taken
         if (_DOSE in mine and _TAKE in theirs and _DRUGS & x.words & y.words and _TAKE not in x.words
                 and (y.amount or _MOST & y.words)):
             mine.remove(_DOSE)
