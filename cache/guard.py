@@ -321,7 +321,7 @@ coworker roommate neighbor neighbour family
 homework assignment worksheet test exam quiz revision revising revise studying study course lesson class
 ask asked asking wonder wondering confused stuck forget forgot remember curious argue arguing argument debate
 bet settle help helping check learn learning trying try tomorrow tonight today yesterday week weekend always
-again keep lol
+again keep lol sure certain know knew idea understand explain explained tell told say said
 mention mentioned read reading heard hear think thought watch watched watching saw noticed notice came come plan plans
 planning planned weird start started starting begin began bought buy
 history chemistry biology physics maths math science economics geography english gcse sat act ap bio
@@ -358,6 +358,24 @@ def _said_in(text: str) -> tuple[str, ...]:
     while start < end and tokens[start] in _SAID_LEADS:
         start += 1
     return tuple(" ".join(tokens[start:end]).replace("thank you", "thanks").split())
+
+
+# what the asker does not know, remember or was not told, in a sentence of context: no negation of the question
+_UNSURE = re.compile(r"\b(?:not\s+(?:sure|certain)|no\s+idea|(?:don'?t|do\s+not|didn'?t|did\s+not|can'?t|cannot|"
+                     r"couldn'?t|never)\s+(?:really\s+)?(?:know|knew|remember|understand|explain\w*|say|said|tell|"
+                     r"told|mention\w*|figure(?:d)?\s+out))\b", re.I)
+
+
+@lru_cache(maxsize=65536)
+def _unsure_negated(text: str) -> bool:
+    """Whether a text negates anything once what its asker is unsure of is set aside, in sentences of context before
+    the question ("I get headaches and I'm not sure whether they're migraines. How are the two different?" negates
+    nothing; "I don't know my ring size. How can I measure it?" neither; a question that says it still does)."""
+    sentences, asking = asking_sentence(text)
+    if asking == 0 or not _UNSURE.search(text):
+        return analyse(text).negated
+    context = " ".join(_UNSURE.sub(" ", s) for s in sentences[:asking])
+    return analyse(f"{context} {' '.join(sentences[asking:])}").negated
 
 
 def _asked_ordinals(text: str) -> tuple[int, ...]:
@@ -882,7 +900,7 @@ def verify_rules(query: str, cached: str) -> Verdict:
     bounds_a, bounds_b = _bounds(query), _bounds(cached)  # "gifts under $18,000" ≠ "gift tax over 18000 dollars"
     if bounds_a and bounds_b and bounds_a != bounds_b and {v for _, v in bounds_a} == {v for _, v in bounds_b}:
         return Verdict(False, "direction", f"{sorted(bounds_a)} vs {sorted(bounds_b)}")
-    if a.negated != b.negated:
+    if _unsure_negated(query) != _unsure_negated(cached):  # (a.negated, unless the asker says what they are unsure of)
         return Verdict(False, "negation")
     # the negation moved to another word both texts name: "Why can you see lightning but hear no thunder?" ≠
     # "Why can you hear thunder but not see lightning?" (not "hear no thunder" = "not hear thunder")

@@ -488,6 +488,8 @@ REFUSED = [  # (query, cached, the check that must refuse)
      "for the same transmission problem. Does the lemon law apply to me?", "terms"),
     ("How long should you rest a steak before cooking?", "steak resting time", "terms"),
     ("When was Don Quixote first published in English?", "When was Don Quixote published?", "terms"),
+    # what the asker does not know is set aside before the negations are counted, so the question's own counts
+    ("I don't know why. Why can't I log in?", "Why can I log in?", "negation"),
 ]
 SERVED = [
     ("Can you freeze bread?", "Is it ok to freeze bread?"),  # the generic "you" asks yes or no, as "Is it ok"
@@ -929,6 +931,9 @@ SERVED = [
     ("Which scientist first discovered penicillin?", "Who discovered penicillin?"),
     ("how long to boil an egg", "boil egg time"),
     ("thank you in japanese", "Tell me how to say thanks in Japanese."),
+    ('I\'m writing a cover letter and I\'m not sure about this phrase. Is it "I look forward to hearing from you" or '
+     '"I look forward to hear from you"?', 'Cover letter question: which is correct, "I look forward to hearing from '
+     'you" or "I look forward to hear from you"?'),
 ]
 
 NUMBERS = [  # (text, numbers, ordinals) as the guard reads them; a lone 1 ("a banana") carries nothing
