@@ -371,8 +371,10 @@ def _unsure_negated(text: str) -> bool:
     """Whether a text negates anything once what its asker is unsure of is set aside, in sentences of context before
     the question ("I get headaches and I'm not sure whether they're migraines. How are the two different?" negates
     nothing; "I don't know my ring size. How can I measure it?" neither; a question that says it still does)."""
+    if not _UNSURE.search(text):  # (most texts: one search decides)
+        return analyse(text).negated
     sentences, asking = asking_sentence(text)
-    if asking == 0 or not _UNSURE.search(text):
+    if asking == 0:
         return analyse(text).negated
     context = " ".join(_UNSURE.sub(" ", s) for s in sentences[:asking])
     return analyse(f"{context} {' '.join(sentences[asking:])}").negated
