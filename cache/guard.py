@@ -535,7 +535,8 @@ _LANGUAGE_NAMES = frozenset(canonical(w) for w in LANGUAGE_NAMES)
 _TAKE_TIME = canonical("take")
 _HOW_LONG_TAKE = re.compile(r"\bhow long (?:do|does|did|will|would|should|can|could|might)\b(?:\s+[\w'’-]+){1,6}?\s+"
                             r"(?:take|takes)\b", re.I)
-_ASKS_DURATION = re.compile(r"\bhow long (?:do|does|did|will|would|should|can|could|might|to|until|before|after)\b|"
+_HOW_LONG_LEADS = "do|does|did|will|would|should|can|could|might|to|until|before|after"  # "how long does …", "… to …"
+_ASKS_DURATION = re.compile(r"\bhow long (?:" + _HOW_LONG_LEADS + r")\b|"
                             r"\bhow many (?:seconds|minutes|hours|days|weeks|months|years)\b|"
                             r"\b(?:time|duration)\b", re.I)
 # what a thing turns is the colour it becomes: "Why are my pothos leaves turning yellow?" = "pothos yellow leaves"
@@ -563,8 +564,7 @@ _LIFESPAN, _LIVE = canonical("lifespan"), canonical("live")
 _LIFE_VERBS = frozenset((_LIVE, canonical("last")))  # "car battery lifespan" = "How long does a car battery last?"
 
 
-_HOW_LONG = re.compile(r"\bhow long (?:do|does|did|will|would|should|can|could|might|to|until|before|after|till|til)\b",
-                       re.I)
+_ASKS_HOW_LONG = re.compile(r"\bhow long (?:" + _HOW_LONG_LEADS + r"|till|til)\b", re.I)
 _DURATION_WORDS = frozenset(canonical(w) for w in """time times duration long length period timeline timeframe take
 takes second seconds minute minutes min mins hour hours hr hrs day days week weeks month months year years yr yrs
 decade decades until till til age old lifespan life live last valid validity expire expiry expiration""".split())
@@ -621,8 +621,8 @@ _LASTING = (r"(?:flight|flights|drive|trip|ride|journey|commute|wait|layover|mov
 _LONG_BE_REST = r"(?:should|must|can|does|do|is|are) (?:a|an|the|my|your|his|her|their) (?:\w+ ){0,2}be\b"
 _LONG_BE = r"how long " + _LONG_BE_REST
 _MEASURES = (
-    ("duration", re.compile(r"\bhow long (?!" + _LONG_BE_REST + r")(?:do|does|did|will|would|should|can|to|until|before|"
-                            r"after|must|i|you)\b|\bhow many " + _TIME_UNITS + r"\b|\bhow long (?:is|was|are|were) "
+    ("duration", re.compile(r"\bhow long (?!" + _LONG_BE_REST + r")(?:do|does|did|will|would|should|can|to|until|"
+                            r"before|after|must|i|you)\b|\bhow many " + _TIME_UNITS + r"\b|\bhow long (?:is|was|are|were) "
                             r"(?:(?:a|an|the|my|your)\s+)?(?:\w+\s+){0,2}" + _LASTING + r"\b", re.I)),
     ("length", re.compile(r"\bhow far\b|\bhow long (?:is|was|are|were)\b(?! (?:(?:a|an|the|my|your)\s+)?(?:\w+\s+){0,2}"
                           + _LASTING + r"\b)|\b" + _LONG_BE + r"|\bhow many " + _LENGTH_UNITS + r"\b|"
@@ -663,7 +663,8 @@ def _said_otherwise(mine: list[str], text: str, other: str, x: Facts, y: Facts) 
     a minimum / what one needs, the signs of X / how to tell if X, paying a tax / taxable, the difference / how
     to tell X from Y, how often / how many times a day, "in English", the verb of "how long does X take" / a
     duration, turning a colour / the colour, a temperature set / the temperature, a food given an animal / eaten,
-    travelling to a place / the place."""
+    a spreadsheet's or a conversion's formula / doing it, cooked to a temperature or rested after cooking / the
+    temperature or the resting time, travelling to a place or with a visa / the place or the visa."""
     drop = set()
     if _REQUIRED in mine and _NEEDING.search(other):
         drop.add(_REQUIRED)
@@ -685,24 +686,25 @@ def _said_otherwise(mine: list[str], text: str, other: str, x: Facts, y: Facts) 
         drop.add(_SET)
     if _EAT in mine and _GIVING_TO.search(other):
         drop.add(_EAT)
-    if _TRAVEL in mine and _TRAVELLING_TO.search(text) and not x.ends[0] and (x.places_in | x.ends[1]) & y.words:
-        drop.add(_TRAVEL)
     # a spreadsheet does things with formulas: "Excel formula to count non-empty cells" = "How do I count the cells
     # that are not blank in Excel?" (not a formula as the way: "… in Excel using a formula"); a conversion's formula
-    # is how to convert ("celsius to fahrenheit formula", the same way round)
+    # is how to convert ("celsius to fahrenheit formula", the same way round; the formula of what is calculated:
+    # `_implied`)
     if _FORMULA in mine and not _BY_FORMULA.search(text) and (
             _SPREADSHEETS & x.words & y.words or _CONVERT in y.words and any(x.ends) and x.ends == y.ends):
         drop.add(_FORMULA)
     # meat is cooked to a temperature and rested after cooking: "chicken done temperature" = "What temperature should
     # chicken be cooked to?", "steak resting time" = "How long should I rest a steak after cooking?" (not "… before
-    # cooking", nor why it rests)
+    # cooking", nor why it rests; cooking named by its method: `_implied`)
     if _COOK in mine and (_ASKS_TEMPERATURE.search(text) and _ASKS_TEMPERATURE.search(other)
                           or _REST_AFTER_COOKING.search(text) and _REST in y.words
                           and _ASKS_DURATION.search(text) and _ASKS_DURATION.search(other)):
         drop.add(_COOK)
-    # a visa is for travelling: "Vietnam tourist visa US citizens" = "Do US citizens need a visa to visit Vietnam …?"
-    # (not from a place: "… to travel to the US from Japan?" ≠ "japan visa for us citizens")
-    if _TRAVEL in mine and _VISAS & x.words & y.words and not x.ends[0] and not y.ends[0]:
+    # travelling to a place the other text names, or with a visa both name: "Vietnam tourist visa US citizens" = "Do
+    # US citizens need a visa to visit Vietnam …?" (not from a place: "… to the US from Japan?" ≠ "japan visa for us
+    # citizens")
+    if _TRAVEL in mine and not x.ends[0] and (_TRAVELLING_TO.search(text) and (x.places_in | x.ends[1]) & y.words
+                                              or _VISAS & x.words & y.words and not y.ends[0]):
         drop.add(_TRAVEL)
     if _ENGLISH in mine and _IN_ENGLISH.search(text) and not _NOT_ASKED_IN_ENGLISH.search(text) \
             and not (_LANGUAGE_NAMES - {_ENGLISH}) & y.words:
@@ -976,8 +978,8 @@ def verify_rules(query: str, cached: str) -> Verdict:
     # "How long should a business plan be?" ≠ "writing a business plan" (not "how long to boil an egg" / "boil egg
     # time", "golden retriever lifespan")
     for x, tx, y, ty in ((a, query, b, cached), (b, cached, a, query)):
-        if (_HOW_LONG.search(tx) and y.intent is None and not y.question and y.amount is None
-                and not (y.words & _DURATION_WORDS) and not _HOW_LONG.search(ty)):
+        if (_ASKS_HOW_LONG.search(tx) and y.intent is None and not y.question and y.amount is None
+                and not (y.words & _DURATION_WORDS) and not _ASKS_HOW_LONG.search(ty)):
             return Verdict(False, "intent", "how long vs a text that names no time")
     if frozenset((a.amount, b.amount)) in AMOUNT_CONFLICTS:  # "How long are the episodes?" ≠ "How many episodes?"
         return Verdict(False, "intent", f"{a.amount} vs {b.amount}")
