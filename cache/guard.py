@@ -44,12 +44,12 @@ once both texts were analysed — the analysis is cached per text):
 10. light swap — "largest *city*" vs "largest *country*": light words may be added, never swapped.
 
 Checks 1–8 are hard vetoes. Every other pair goes to a small learned verifier (`verify`): the
-gradient-boosted trees over pair features (`cache.verifier_model`, fitted on the train split, cuts
-chosen on dev and on the train split out of fold), or the fine-tuned cross-encoder
+gradient-boosted trees over pair features (`cache.verifier_model`, fitted on the train split and the
+training probes, cuts chosen on dev and out of fold), or the fine-tuned cross-encoder
 (`cache.cross_encoder`) when its model file `cache/model/cross_encoder.safetensors` is present. It may
-refuse a pair 9–10 let through (a question the rules read as the same: "What is the main idea of Walden?" vs
-"Who wrote Walden?") and, with an accept cut at or below 1, overturn a refusal by
-9–10 (a reworded word); the shipped trees only refuse. `verify_rules` is the rules alone.
+refuse a pair 9–10 let through (a question the rules read as the same: "Can you get a tan through a
+window?" vs "… sunburned …", WordNet synonyms) and, with an accept cut at or below 1, overturn a refusal
+by 9–10 (a reworded word): the shipped trees serve such a pair at p >= 0.9. `verify_rules` is the rules alone.
 
 The guard errs towards refusing: a refused paraphrase costs one upstream call, a wrong hit costs a
 wrong answer. `verify(query, cached)` is symmetric in intent but reports the first failing check.

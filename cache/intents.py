@@ -25,6 +25,10 @@ _DESCRIBE = frozenset("describe explain define walk talk".split())  # "walk me t
 _TELL = _DESCRIBE | {"tell"}
 _SIGNIFY = frozenset("indicate indicates signify signifies".split())
 _JUDGED = frozenset("considered deemed regarded".split())
+# what a work says: "What is the main idea of Walden?" asks its topic, as "What is Walden about?" does ("idea"
+# and "point" only after "main" or "central": "the point of a VPN" is its use)
+_TOPIC_NOUNS = frozenset("theme themes message moral plot summary gist premise thesis storyline synopsis".split())
+_TOPIC_AFTER_MAIN = frozenset("idea ideas point points argument".split())
 _LEVELS = frozenset("low high normal dangerous safe fast slow".split())
 # "Australia's capital" (an attribute of something, not a definition); not "what's", "it's", "there's"
 _POSSESSIVE = re.compile(r"\b(?!(?:what|that|it|there|here|who|where|how|let|he|she)['’]s\b)\w+['’]s\b", re.I)
@@ -118,6 +122,17 @@ def acts_of(raw: list[str]) -> frozenset[str]:
                 and raw[i + 1:i + 3] not in (["me", "how"], ["us", "how"]) and raw[i + 1] != "how":
             acts.add(act)  # ("define X" is a definition; "show me how to X" asks X)
     return frozenset(acts)
+
+
+def _asks_what_a_work_says(words: list[str]) -> bool:
+    """"What is the (main) theme / the main idea / the moral of X?": the topic of a work."""
+    if words[1:3] not in (["is", "the"], ["was", "the"], ["are", "the"], ["were", "the"]):
+        return False
+    rest = words[3:]
+    if rest[:1] in (["main"], ["central"], ["key"], ["overall"]):
+        noun = rest[1:2]
+        return bool(noun) and (noun[0] in _TOPIC_NOUNS or noun[0] in _TOPIC_AFTER_MAIN) and rest[2:3] == ["of"]
+    return bool(rest) and rest[0] in _TOPIC_NOUNS and rest[1:2] == ["of"]
 
 
 def _asks_who_someone_is(words: list[str]) -> bool:
@@ -240,6 +255,8 @@ def intent_of(raw: list[str], text: str) -> str | None:
             return "use"  # "What is standard deviation used for?" is not "How do you calculate it?"
         if words[-1] == "about" and len(words) > 3:
             return "topic"  # "What is One Hundred Years of Solitude about?" is not "Who wrote it?"
+        if _asks_what_a_work_says(words):
+            return "topic"
         if words[-2:] == ["look", "like"]:
             return "appearance"  # "What did Cleopatra look like?" is not "Who was Cleopatra?"
         if len(words) > 2 and words[1] == "happened":

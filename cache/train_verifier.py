@@ -1,9 +1,13 @@
-"""Train the learned near-miss verifier (cache/verifier_model.py) on the TRAIN split; cuts from DEV and out of fold.
+"""Train the learned near-miss verifier (cache/verifier_model.py) on the TRAIN split and the training
+probes; cuts from DEV and out of fold.
 
     python -m cache.train_verifier [--seed 0] [--out cache/model/verifier.json.gz]
 
-1. Groups. `cache/data/train/` (hand-written groups, one file per topic), less every group that asks a
-   dev or held-out question again (a question or paraphrase within cosine 0.8 of one of theirs).
+1. Groups. `cache/data/train/` (hand-written groups, one file per topic) and the probes in
+   `evalset.TRAINING_PROBES` (one file each: questions written by hands that read no code, in the style of
+   real traffic), less every group that asks a dev or held-out question again (a question or paraphrase
+   within cosine 0.8 of one of theirs). Dev and `evalset.HELD_OUT` (held-out, probes X, Y, Z) are never
+   trained on.
 2. Pairs. Within a group the question and its paraphrases are interchangeable (positives, both orders);
    a near-miss against any of them, and two near-misses of one group, are negatives. Pairs a hard rule
    vetoes (numbers, negation, poles, question type, intent, form, direction, language) never reach the model and are
@@ -11,16 +15,18 @@
 3. Model. Principal axes for the unmatched-word vectors are fitted on the training pairs, then a
    histogram gradient-boosted tree ensemble (scikit-learn) on all features; the trees are exported as
    flat arrays to gzipped JSON and checked to reproduce scikit-learn's probabilities.
-4. Cuts, chosen on two kinds of unseen questions. The lookup of bench/cache_quality.py (every group's
-   question stored, the 4 nearest entries at cosine >= the shipped threshold checked in order; plain,
-   and rotated: a paraphrase stored instead) is simulated on dev, with the final model, and on the
-   train split out of fold: its files are split into 4 folds and a model fitted on three scores the
-   lookups among the fourth's groups — questions written by other hands than dev, harder than dev by
-   design. A grid of (veto_cut, accept_cut) is scored; the chosen pair has the most utility — the mean
-   over the four protocols (dev and train out of fold, plain and rotated) of hit rate minus
+4. Cuts, chosen on unseen questions. The lookup of bench/cache_quality.py (every group's question
+   stored, the 4 nearest entries at cosine >= the shipped threshold checked in order; plain, and
+   rotated: a paraphrase stored instead) is simulated on dev, with the final model, and out of fold on
+   the training groups: the files (train topics and probes) are split into 4 folds and a model fitted on
+   three scores the lookups among the fourth's groups (the train split's together, each probe on its
+   own, the adversarial probes A-C not at all). A grid of (veto_cut, accept_cut) is scored; the chosen pair has the most utility — the mean
+   over the six protocols (dev, train and probes out of fold; plain and rotated) of hit rate minus
    --wrong-hit-cost (10) × false-hit rate: a wrong hit is a wrong answer, a missed hit one upstream
-   call — among those with dev false hits <= --max-fp (plain) and <= --max-fp-rotated (rotated).
-   Utilities within one dev near-miss's weight of the best are a tie, broken towards more hits.
+   call — among those with false hits <= --max-fp (plain) and <= --max-fp-rotated (rotated) on dev and
+   on the probes out of fold (the train split is harder than traffic by design: its near-misses are
+   not held to the budget). Utilities within one dev near-miss's weight of the best are a tie, broken
+   towards more hits.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cache import guard  # noqa: E402
 from cache import verifier_model as vm  # noqa: E402
-from cache.evalset import SPLITS, Group, load_file, load_groups, repeated_questions, split_paths, texts_of  # noqa: E402
+from cache.evalset import ADVERSARIAL, HELD_OUT, TRAINING_PROBES, Group, load_file, load_groups, repeated_questions, split_paths, texts_of  # noqa: E402
 from cache.service import CANDIDATES  # noqa: E402
 
 VETO_CUTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
@@ -186,22 +192,31 @@ def predictor(model, projections, words: vm.WordVectors):
     return predict
 
 
-def out_of_fold(groups: list[Group], file_of: list[int], pairs, base, raw, y, vectors, threshold: float,
-                seed: int, iterations: int, words) -> dict[bool, list]:
-    """The bench protocol on the train split's own groups, scored out of fold: the files are split into 4
-    folds; a model fitted on three folds scores the lookups among the fourth's groups. Questions written
-    by other hands than dev's, so the cuts are also held to data the rules were not designed on."""
+def out_of_fold(groups: list[Group], file_of: list[int], source_of: list[str], pairs, base, raw, y, vectors,
+                threshold: float, seed: int, iterations: int, words) -> dict[tuple[str, bool], list]:
+    """The bench protocol on the training groups' own questions, scored out of fold: the files are split
+    into 4 folds; a model fitted on three scores the lookups among the fourth's groups — the train
+    split's groups of a fold together, each probe on its own as the bench does. The adversarial probes,
+    written against the guard's code, are trained on but not scored."""
     if len(set(file_of)) < 4:  # a small run (tests): folds by group instead of by file
         file_of = list(range(len(groups)))
     fold_of_pair = np.array([file_of[gi] % 4 for *_, gi in pairs])
-    runs: dict[bool, list] = {False: [], True: []}
-    for k in tqdm(range(4), desc="out-of-fold (train files)", unit="fold"):
+    runs: dict[tuple[str, bool], list] = {(source, rotated): [] for source in ("train", "probes") for rotated in (False, True)}
+    for k in tqdm(range(4), desc="out-of-fold (files)", unit="fold"):
         train = np.nonzero(fold_of_pair != k)[0]
         model, projections = fit(base[train], raw[train], y[train], seed, iterations)
-        held = [g for gi, g in enumerate(groups) if file_of[gi] % 4 == k]
-        for rotated in (False, True):
-            looks = lookups(held, vectors, threshold, rotated)
-            runs[rotated].append((looks, score_lookups(looks, predictor(model, projections, words))))
+        predict = predictor(model, projections, words)
+        held = [gi for gi in range(len(groups)) if file_of[gi] % 4 == k]
+        indexes = [[gi for gi in held if source_of[gi] == "train"]]
+        indexes += [[gi for gi in held if file_of[gi] == fi] for fi in sorted({file_of[gi] for gi in held
+                                                                               if source_of[gi] == "probes"})]
+        for members in indexes:
+            if not members:
+                continue
+            source = source_of[members[0]]
+            for rotated in (False, True):
+                looks = lookups([groups[gi] for gi in members], vectors, threshold, rotated)
+                runs[source, rotated].append((looks, score_lookups(looks, predict)))
     return runs
 
 
@@ -209,14 +224,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=str(vm.MODEL_PATH))
-    parser.add_argument("--max-fp", type=float, default=0.005, help="false-hit budget on dev (plain)")
-    parser.add_argument("--max-fp-rotated", type=float, default=0.01, help="false-hit budget on dev (rotated)")
+    parser.add_argument("--max-fp", type=float, default=0.005, help="false-hit budget on dev and the probes (plain)")
+    parser.add_argument("--max-fp-rotated", type=float, default=0.01, help="false-hit budget (rotated)")
     parser.add_argument("--threshold-cos", type=float, default=None, help="cosine threshold (default: shipped)")
     parser.add_argument("--iterations", type=int, default=500, help="boosting iterations (trees)")
     parser.add_argument("--wrong-hit-cost", type=float, default=10.0,
                         help="how many missed hits one wrong hit is worth when the cuts are chosen")
     parser.add_argument("--max-overlap", type=float, default=0.8)
-    parser.add_argument("--limit-groups", type=int, default=None, help="use the first N train groups (tests)")
+    parser.add_argument("--limit-groups", type=int, default=None, help="use the first N training groups (tests)")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     started = time.time()
@@ -224,45 +239,55 @@ def main() -> None:
     from policies.schema import CachePolicy
 
     threshold = args.threshold_cos if args.threshold_cos is not None else CachePolicy().threshold
-    groups, file_of = [], []
-    for fi, path in enumerate(split_paths("train")):
-        for g in load_file(path, "train"):
+    groups, file_of, source_of = [], [], []
+    sources = [(path, "train") for path in split_paths("train")]
+    sources += [(path, "adversarial" if split in ADVERSARIAL else "probes")
+                for split in TRAINING_PROBES for path in split_paths(split)]
+    for fi, (path, source) in enumerate(sources):
+        for g in load_file(path, "train" if source == "train" else path.stem.removeprefix("groups_")):
             groups.append(g)
             file_of.append(fi)
-    groups, file_of = groups[:args.limit_groups], file_of[:args.limit_groups]
+            source_of.append(source)
+    limit = args.limit_groups
+    groups, file_of, source_of = groups[:limit], file_of[:limit], source_of[:limit]
     dev = load_groups("dev")
-    evaluation = [g for split in SPLITS for g in load_groups(split)]  # the others: only for the overlap filter
+    unseen = ["dev", *HELD_OUT]
+    evaluation = [g for split in unseen for g in load_groups(split)]  # only for the overlap filter
     encoder = Encoder.load()
     texts = texts_of([*groups, *evaluation])
     vectors = dict(zip(texts, encoder.embed_many(texts)))
     repeated = set(repeated_questions(groups, evaluation, vectors, args.max_overlap))
     kept = [gi for gi in range(len(groups)) if gi not in repeated]
-    groups, file_of = [groups[gi] for gi in kept], [file_of[gi] for gi in kept]
+    groups, file_of, source_of = [groups[gi] for gi in kept], [file_of[gi] for gi in kept], [source_of[gi] for gi in kept]
     pairs = build_pairs(groups)
     words = vm.WordVectors.shared()
     base, raw = raw_features(pairs, words)
     y = np.array([label for _, _, label, _ in pairs])
-    print(f"train groups {len(groups)} ({len(repeated)} left out: they repeat an evaluation question: {', '.join(SPLITS)}); "
+    print(f"training groups {len(groups)} (train split {source_of.count('train')}, probes {source_of.count('probes')}, "
+          f"adversarial probes {source_of.count('adversarial')}; "
+          f"{len(repeated)} left out: they repeat a question of {', '.join(unseen)}); "
           f"model pairs {len(pairs)} (positives {int(y.sum())}, negatives {int((1 - y).sum())}, "
           f"rules pass {base[:, vm.BASE_FEATURES.index('rules_ok')].mean():.1%})")
     model, projections = fit(base, raw, y, args.seed, args.iterations)
 
     predict = predictor(model, projections, words)
     looks = {r: lookups(dev, vectors, threshold, r) for r in (False, True)}
-    dev_runs = {r: [(looks[r], score_lookups(looks[r], predict))] for r in (False, True)}
-    oof_runs = out_of_fold(groups, file_of, pairs, base, raw, y, vectors, threshold, args.seed, args.iterations, words)
-    runs = {("dev", r): dev_runs[r] for r in (False, True)} | {("train", r): oof_runs[r] for r in (False, True)}
+    runs = {("dev", r): [(looks[r], score_lookups(looks[r], predict))] for r in (False, True)}
+    oof = out_of_fold(groups, file_of, source_of, pairs, base, raw, y, vectors, threshold, args.seed, args.iterations, words)
+    runs |= {key: value for key, value in oof.items() if value}  # a tiny run may hold no probe
+    budgeted = [key for key in runs if key[0] != "train"]
     rules = {key: rates(value, None, None) for key, value in runs.items()}
-    print(f"\nbench lookup simulated at cosine threshold {threshold}: dev (unseen in training) and the train "
-          f"split out of fold (4 folds by file)")
-    print(f"{'veto':>5} | {'accept':>6} | {'dev para':>8} | {'false':>5} | {'rotated':>7} | {'false':>5} || "
-          f"{'train para':>10} | {'false':>5} | {'rotated':>7} | {'false':>5} | {'utility':>7}")
-    print("-" * 106)
+    names = [name for name in ("dev", "train", "probes") if (name, False) in runs]
+    print(f"\nbench lookup simulated at cosine threshold {threshold}: dev (unseen in training), the train split "
+          f"and the training probes out of fold (4 folds by file); per protocol paraphrase hit / false hit, "
+          f"plain and rotated")
+    print(f"{'veto':>5} | {'accept':>6} | " + " || ".join(f"{name + ' para':>11} | {'false':>5} | {'rotated':>7} | {'false':>5}"
+                                                   for name in names) + f" | {'utility':>7}")
+    print("-" * (26 + 44 * len(names)))
 
     def line(label: str, r: dict) -> str:
-        return (f"{label} | {r['dev', False][0]:>8.1%} | {r['dev', False][1]:>5.1%} | {r['dev', True][0]:>7.1%} | "
-                f"{r['dev', True][1]:>5.1%} || {r['train', False][0]:>10.1%} | {r['train', False][1]:>5.1%} | "
-                f"{r['train', True][0]:>7.1%} | {r['train', True][1]:>5.1%}")
+        return f"{label} | " + " || ".join(f"{r[name, False][0]:>11.1%} | {r[name, False][1]:>5.1%} | "
+                                          f"{r[name, True][0]:>7.1%} | {r[name, True][1]:>5.1%}" for name in names)
 
     rules_utility = float(np.mean([hit - args.wrong_hit_cost * false for hit, false in rules.values()]))
     print(line(f"{'rules only':>14}", rules) + f" | {rules_utility:>7.3f}")
@@ -272,9 +297,9 @@ def main() -> None:
             if accept < veto:
                 continue
             r = {key: rates(value, veto, accept) for key, value in runs.items()}
-            within = r["dev", False][1] <= args.max_fp + 1e-9 and r["dev", True][1] <= args.max_fp_rotated + 1e-9
-            # a wrong hit costs a wrong answer, a missed one an upstream call: weigh them, and let the four
-            # protocols (dev and train out of fold, plain and rotated) count alike
+            within = all(r[key][1] <= (args.max_fp_rotated if key[1] else args.max_fp) + 1e-9 for key in budgeted)
+            # a wrong hit costs a wrong answer, a missed one an upstream call: weigh them, and let the
+            # protocols (dev, train and probes out of fold; plain and rotated) count alike
             utility = float(np.mean([hit - args.wrong_hit_cost * false for hit, false in r.values()]))
             print(line(f"{veto:>5.2f} | {accept:>6.2f}", r) + f" | {utility:>7.3f}" + ("" if within else "   over budget"))
             if within:
@@ -290,14 +315,15 @@ def main() -> None:
     veto, accept, _, r = max(tied, key=lambda c: (np.mean([hit for hit, _ in c[3].values()]), c[2]))
     print(f"chosen veto p < {veto}, accept p >= {accept}:")
     print(line(f"{veto:>5.2f} | {accept:>6.2f}", r))
-    print(f"(within the dev budget — false hits <= {args.max_fp:.1%}, rotated <= {args.max_fp_rotated:.1%} — the most "
-          f"utility, the mean over the four of hit rate - {args.wrong_hit_cost:g} x false-hit rate; cuts within "
+    print(f"(within the budget on dev and the probes — false hits <= {args.max_fp:.1%}, rotated <= "
+          f"{args.max_fp_rotated:.1%} — the most utility, the mean over the {len(runs)} of hit rate - {args.wrong_hit_cost:g} x false-hit rate; cuts within "
           f"{resolution:.4f} of the best, one dev near-miss served, count as tied and the one serving most wins: "
           f"{len(tied)} tied)")
 
     spec = json.loads(json.dumps(export(model, projections, veto, accept, {
         "seed": args.seed, "iterations": args.iterations, "threshold_cos": threshold, "train_groups": len(groups),
-        "pairs": len(pairs), "trained_on": "cache/data/train/", "cuts_chosen_on": "cache/data/groups_dev.txt"})))
+        "pairs": len(pairs), "trained_on": ["cache/data/train/", *TRAINING_PROBES],
+        "cuts_chosen_on": "cache/data/groups_dev.txt and out of fold"})))
     shipped = vm.VerifierModel(spec)
     sample = vm.assemble(base, raw, projections["words"], projections["swaps"])[:: max(1, len(pairs) // 500)]
     gap = max(abs(shipped.probability(row) - p) for row, p in zip(sample, model.predict_proba(sample)[:, 1]))

@@ -5,11 +5,13 @@ intent, form, direction): they are hard vetoes. Every pair that survives them is
 gradient-boosted tree ensemble over pair features, and decided with two calibrated cuts:
 
 - a pair the rules would serve (no unmatched term) is served only if p >= `veto_cut` — the model
-  catches what the rules cannot see: "What is the main idea of Walden?" vs "When was Walden written?", "rice" vs
-  "rice *cooker*" through a rare WordNet sense;
+  catches what the rules cannot see: "Can you get a tan …?" vs "Can you get sunburned …?" (WordNet
+  synonyms), "rice" vs "rice *cooker*" through a rare WordNet sense;
 - a pair the rules refuse only for unmatched words (`terms`, `light`) is served if p >= `accept_cut`
-  — "delete a branch" ↔ "remove a branch". The shipped accept cut is 1.01 (never): calibrated on dev
-  alone it served 4.8% of unseen near-misses (docs/cache.md), so the shipped model only refuses.
+  — "delete a branch" ↔ "remove a branch". Until stop 32 the shipped accept cut was 1.01 (never):
+  fitted on the train split alone, cuts calibrated on dev served 4.8% of unseen near-misses. Fitted on
+  the probes as well (questions in the style of traffic), the chosen cut (0.9) serves a few reworded
+  paraphrases within the false-hit budget out of fold (docs/cache.md).
 
 Features (cheap, no encoder call on the request path):
 - counts: unmatched terms on each side, swap (both sides) vs one-sided addition, terms per side,
@@ -27,7 +29,8 @@ Features (cheap, no encoder call on the request path):
 
 The model file (`cache/model/verifier.json.gz`) is gzipped JSON, no pickle: feature names, the
 projections, the trees as flat arrays, the baseline and the two cuts. `cache/train_verifier.py` fits it
-on the train split (`cache/data/train/`) and chooses the cuts on the dev split.
+on the train split (`cache/data/train/`) and the probes in `evalset.TRAINING_PROBES`, and chooses the
+cuts on the dev split and out of fold; dev, held-out and probes X, Y, Z are never trained on.
 """
 
 from __future__ import annotations

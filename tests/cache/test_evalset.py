@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cache.evalset import SPLITS, Group, load_groups, repeated_questions, split_paths
+from cache.evalset import ADVERSARIAL, HELD_OUT, SPLITS, TRAINING_PROBES, Group, load_groups, repeated_questions, split_paths
 
 KINDS = {"entity", "number", "negation", "unit", "direction", "time", "language", "attribute"}
 
@@ -37,3 +37,16 @@ def test_every_evaluation_split_is_well_formed():
         for g in groups:
             assert len(g.paraphrases) >= 2 and len(g.near_misses) >= 2, (split, g.query)
             assert not set(g.paraphrases) & {text for _, text in g.near_misses}, (split, g.query)
+
+
+def test_the_verifier_never_trains_on_what_measures_it():
+    """Every probe is either training data for the learned verifier or held out, never both; dev (which
+    chooses its cuts) and the held-out splits are never trained on, and the shipped model says so."""
+    from cache import verifier_model as vm
+
+    probes = {s for s in SPLITS if s.startswith("probe_")}
+    assert set(TRAINING_PROBES) | (set(HELD_OUT) & probes) == probes
+    assert not set(TRAINING_PROBES) & set(HELD_OUT) and "dev" not in TRAINING_PROBES
+    assert set(ADVERSARIAL) <= set(TRAINING_PROBES) and set(HELD_OUT) <= set(SPLITS)
+    trained_on = vm.VerifierModel.load().spec["meta"]["trained_on"]
+    assert not set(trained_on) & {"dev", *HELD_OUT} and set(TRAINING_PROBES) <= set(trained_on)

@@ -96,6 +96,11 @@ REFUSED = [  # (query, cached, the check that must refuse)
     ("What is the population of the City of Westminster?", "What is the population of Westminster?", "terms"),
     ("Who wrote The Little Mermaid?", "Who wrote The Mermaid?", "terms"),
     ("What is Moby-Dick about?", "Who wrote Moby-Dick?", "intent"),
+    # what a work says is its topic, which no date or author answers (stop 32: the rules passed these and
+    # only the learned veto stood in the way)
+    ("What is the main idea of Walden?", "When was Walden written?", "intent"),
+    ("What is the theme of Macbeth?", "Who wrote Macbeth?", "intent"),
+    ("What was the central message of the Gettysburg Address?", "Where was the Gettysburg Address given?", "intent"),
     ("What did Julius Caesar look like?", "Who was Julius Caesar?", "intent"),
     ("What happened to the Romanov family?", "Who were the Romanov family?", "intent"),
     ("How tall is the tallest tree in the world?", "What is the tallest tree in the world?", "intent"),
@@ -991,6 +996,9 @@ INTENTS = [  # what the wording of a question asks for (`intents.intent_of`)
     ("What should I do if someone is choking?", "howto"),
     ("How do earthquakes happen?", "manner"),  # a process, which "Why…?" may share
     ("What is Moby-Dick about?", "topic"),
+    ("What is the main idea of Walden?", "topic"),
+    ("What is the moral of The Tortoise and the Hare?", "topic"),
+    ("What is the point of a VPN?", "what-is"),  # its use: "point" says what a work says only after "main"
     ("What did Julius Caesar look like?", "appearance"),
     ("What happened to the Romanov family?", "event"),
     ("What is the tallest tree in the world?", "which"),

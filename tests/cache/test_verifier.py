@@ -32,10 +32,13 @@ REWORDED = [
     ("How many protons does a carbon atom have?", "What is the atomic number of carbon?"),
 ]
 # Passed by the rules (no unmatched term) but another question: the model refuses them. Not from any
-# split (written for this test).
-MODEL_VETOES = [  # the rules read "main idea" as phrasing and see the same terms; the question is another
-    ("What is the main idea of Walden?", "When was Walden written?"),
-    ("What is the main idea of The Republic?", "When was The Republic written?"),
+# split (written for this test). ("What is the main idea of Walden?" / "When was Walden written?" stood here
+# until stop 32, when the rules learnt to read it.)
+MODEL_VETOES = [
+    # WordNet lists "tan" and "sunburned" as synonyms; a tan is not a burn
+    ("Can you get a tan through a window?", "Can you get sunburned through a window?"),
+    # the same words with the roles swapped: who bites whom
+    ("How should I react when another child bites my son?", "How should I react when my son bites other children?"),
 ]
 
 
