@@ -22,6 +22,9 @@ questions without it, some of whose answers the context changes.
 
 The learned rows (rules + learned verifier, the shipped default) use the cross-encoder when its model file exists
 (cache/model/cross_encoder.safetensors, or --cross-encoder PATH), else the gradient-boosted trees.
+The trees are fitted on the train split and probes A-W (cache/evalset.py TRAINING_PROBES): for those
+splits the learned rows are in-sample; dev chose the trees' cuts; held-out and probes X, Y, Z were never
+trained on.
 """
 
 from __future__ import annotations

@@ -47,9 +47,9 @@ Checks 1–8 are hard vetoes. Every other pair goes to a small learned verifier 
 gradient-boosted trees over pair features (`cache.verifier_model`, fitted on the train split and the
 training probes, cuts chosen on dev and out of fold), or the fine-tuned cross-encoder
 (`cache.cross_encoder`) when its model file `cache/model/cross_encoder.safetensors` is present. It may
-refuse a pair 9–10 let through (a question the rules read as the same: "Can you get a tan through a
-window?" vs "… sunburned …", WordNet synonyms) and, with an accept cut at or below 1, overturn a refusal
-by 9–10 (a reworded word): the shipped trees serve such a pair at p >= 0.9. `verify_rules` is the rules alone.
+refuse a pair 9–10 let through (a question the rules read as the same: "How do I copy files onto a
+USB stick?" vs "… off a USB stick?") and, with an accept cut at or below 1, overturn a refusal
+by 9–10 (a reworded word): the shipped trees serve such a pair at p >= 0.95. `verify_rules` is the rules alone.
 
 The guard errs towards refusing: a refused paraphrase costs one upstream call, a wrong hit costs a
 wrong answer. `verify(query, cached)` is symmetric in intent but reports the first failing check.

@@ -35,8 +35,9 @@ REWORDED = [
 # split (written for this test). ("What is the main idea of Walden?" / "When was Walden written?" stood here
 # until stop 32, when the rules learnt to read it.)
 MODEL_VETOES = [
-    # WordNet lists "tan" and "sunburned" as synonyms; a tan is not a burn
-    ("Can you get a tan through a window?", "Can you get sunburned through a window?"),
+    # the same words, the other way: onto / off, hide / show
+    ("How do I copy files onto a USB stick?", "How do I copy files off a USB stick?"),
+    ("How do I make folders hidden in Windows?", "How do I show hidden folders in Windows?"),
     # the same words with the roles swapped: who bites whom
     ("How should I react when another child bites my son?", "How should I react when my son bites other children?"),
 ]
