@@ -20,13 +20,13 @@ probes; cuts from DEV and out of fold.
    rotated: a paraphrase stored instead) is simulated on dev, with the final model, and out of fold on
    the training groups: the files (train topics and probes) are split into 4 folds and a model fitted on
    three scores the lookups among the fourth's groups (the train split's together, each probe on its
-   own, the adversarial probes A-C not at all). A grid of (veto_cut, accept_cut) is scored; the chosen pair has the most utility — the mean
-   over the six protocols (dev, train and probes out of fold; plain and rotated) of hit rate minus
-   --wrong-hit-cost (10) × false-hit rate: a wrong hit is a wrong answer, a missed hit one upstream
-   call — among those with false hits <= --max-fp (plain) and <= --max-fp-rotated (rotated) on dev and
-   on the probes out of fold (the train split is harder than traffic by design: its near-misses are
-   not held to the budget). Utilities within one dev near-miss's weight of the best are a tie, broken
-   towards more hits.
+   own, the adversarial probes A-C not at all). A grid of (veto_cut, accept_cut) is scored; the chosen
+   pair has the most utility — the mean over the six protocols (dev, train and probes out of fold;
+   plain and rotated) of hit rate minus --wrong-hit-cost (10) × false-hit rate: a wrong hit is a wrong
+   answer, a missed hit one upstream call — among those with false hits <= --max-fp (plain) and
+   <= --max-fp-rotated (rotated) on dev and on the probes out of fold (the train split is harder than
+   traffic by design: its near-misses are not held to the budget). Utilities within one dev
+   near-miss's weight of the best are a tie, broken towards more hits.
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cache import guard  # noqa: E402
 from cache import verifier_model as vm  # noqa: E402
-from cache.evalset import ADVERSARIAL, HELD_OUT, TRAINING_PROBES, Group, load_file, load_groups, repeated_questions, split_paths, texts_of  # noqa: E402
+from cache.evalset import (ADVERSARIAL, HELD_OUT, TRAINING_PROBES, Group, load_file, load_groups,  # noqa: E402
+                           repeated_questions, split_paths, texts_of)
 from cache.service import CANDIDATES  # noqa: E402
 
 VETO_CUTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
@@ -201,7 +202,8 @@ def out_of_fold(groups: list[Group], file_of: list[int], source_of: list[str], p
     if len(set(file_of)) < 4:  # a small run (tests): folds by group instead of by file
         file_of = list(range(len(groups)))
     fold_of_pair = np.array([file_of[gi] % 4 for *_, gi in pairs])
-    runs: dict[tuple[str, bool], list] = {(source, rotated): [] for source in ("train", "probes") for rotated in (False, True)}
+    runs: dict[tuple[str, bool], list] = {(source, rotated): [] for source in ("train", "probes")
+                                          for rotated in (False, True)}
     for k in tqdm(range(4), desc="out-of-fold (files)", unit="fold"):
         train = np.nonzero(fold_of_pair != k)[0]
         model, projections = fit(base[train], raw[train], y[train], seed, iterations)
@@ -258,7 +260,8 @@ def main() -> None:
     vectors = dict(zip(texts, encoder.embed_many(texts)))
     repeated = set(repeated_questions(groups, evaluation, vectors, args.max_overlap))
     kept = [gi for gi in range(len(groups)) if gi not in repeated]
-    groups, file_of, source_of = [groups[gi] for gi in kept], [file_of[gi] for gi in kept], [source_of[gi] for gi in kept]
+    groups, file_of, source_of = ([groups[gi] for gi in kept], [file_of[gi] for gi in kept],
+                                  [source_of[gi] for gi in kept])
     pairs = build_pairs(groups)
     words = vm.WordVectors.shared()
     base, raw = raw_features(pairs, words)
@@ -273,7 +276,8 @@ def main() -> None:
     predict = predictor(model, projections, words)
     looks = {r: lookups(dev, vectors, threshold, r) for r in (False, True)}
     runs = {("dev", r): [(looks[r], score_lookups(looks[r], predict))] for r in (False, True)}
-    oof = out_of_fold(groups, file_of, source_of, pairs, base, raw, y, vectors, threshold, args.seed, args.iterations, words)
+    oof = out_of_fold(groups, file_of, source_of, pairs, base, raw, y, vectors, threshold, args.seed,
+                      args.iterations, words)
     runs |= {key: value for key, value in oof.items() if value}  # a tiny run may hold no probe
     budgeted = [key for key in runs if key[0] != "train"]
     rules = {key: rates(value, None, None) for key, value in runs.items()}
@@ -281,8 +285,9 @@ def main() -> None:
     print(f"\nbench lookup simulated at cosine threshold {threshold}: dev (unseen in training), the train split "
           f"and the training probes out of fold (4 folds by file); per protocol paraphrase hit / false hit, "
           f"plain and rotated")
-    print(f"{'veto':>5} | {'accept':>6} | " + " || ".join(f"{name + ' para':>11} | {'false':>5} | {'rotated':>7} | {'false':>5}"
-                                                   for name in names) + f" | {'utility':>7}")
+    print(f"{'veto':>5} | {'accept':>6} | "
+          + " || ".join(f"{name + ' para':>11} | {'false':>5} | {'rotated':>7} | {'false':>5}" for name in names)
+          + f" | {'utility':>7}")
     print("-" * (26 + 44 * len(names)))
 
     def line(label: str, r: dict) -> str:
@@ -316,7 +321,8 @@ def main() -> None:
     print(f"chosen veto p < {veto}, accept p >= {accept}:")
     print(line(f"{veto:>5.2f} | {accept:>6.2f}", r))
     print(f"(within the budget on dev and the probes — false hits <= {args.max_fp:.1%}, rotated <= "
-          f"{args.max_fp_rotated:.1%} — the most utility, the mean over the {len(runs)} of hit rate - {args.wrong_hit_cost:g} x false-hit rate; cuts within "
+          f"{args.max_fp_rotated:.1%} — the most utility, the mean over the {len(runs)} of hit rate - "
+          f"{args.wrong_hit_cost:g} x false-hit rate; cuts within "
           f"{resolution:.4f} of the best, one dev near-miss served, count as tied and the one serving most wins: "
           f"{len(tied)} tied)")
 
