@@ -242,11 +242,11 @@ def main() -> None:
 
     threshold = args.threshold_cos if args.threshold_cos is not None else CachePolicy().threshold
     groups, file_of, source_of = [], [], []
-    sources = [(path, "train") for path in split_paths("train")]
-    sources += [(path, "adversarial" if split in ADVERSARIAL else "probes")
+    sources = [(path, "train", "train") for path in split_paths("train")]  # (file, split, source)
+    sources += [(path, split, "adversarial" if split in ADVERSARIAL else "probes")
                 for split in TRAINING_PROBES for path in split_paths(split)]
-    for fi, (path, source) in enumerate(sources):
-        for g in load_file(path, "train" if source == "train" else path.stem.removeprefix("groups_")):
+    for fi, (path, split, source) in enumerate(sources):
+        for g in load_file(path, split):
             groups.append(g)
             file_of.append(fi)
             source_of.append(source)
@@ -254,7 +254,7 @@ def main() -> None:
     groups, file_of, source_of = groups[:limit], file_of[:limit], source_of[:limit]
     dev = load_groups("dev")
     unseen = ["dev", *HELD_OUT]
-    evaluation = [g for split in unseen for g in load_groups(split)]  # only for the overlap filter
+    evaluation = [*dev, *(g for split in HELD_OUT for g in load_groups(split))]  # only for the overlap filter
     encoder = Encoder.load()
     texts = texts_of([*groups, *evaluation])
     vectors = dict(zip(texts, encoder.embed_many(texts)))
