@@ -13,7 +13,7 @@ A harder variant ("rotated") stores the first paraphrase instead of the question
 Splits (cache/data/README.md): dev (the guard was designed on it), heldout (never tuned on), probe_a (an
 adversarial set written against the guard; stop 20's checks were designed on its failures), probe_b
 (adversarial, written after those checks and not tuned on), probe_c (adversarial; stop 21's second half
-was designed on it), probe_d to probe_z (written by hands that read no code; each measured once
+was designed on it), probe_d to probe_z and probe_aa (written by hands that read no code; each measured once
 before any change it prompted; probe_u, probe_w and probe_y only after their stop's readings). Then the context
 pairs (cache/data/pairs_context.txt): questions that open with context about the asker against cached
 questions without it, some of whose answers the context changes.
@@ -23,7 +23,7 @@ questions without it, some of whose answers the context changes.
 The learned rows (rules + learned verifier, the shipped default) use the cross-encoder when its model file exists
 (cache/model/cross_encoder.safetensors, or --cross-encoder PATH), else the gradient-boosted trees.
 The trees are fitted on the train split and probes A-W (cache/evalset.py TRAINING_PROBES): for those
-splits the learned rows are in-sample; dev chose the trees' cuts; held-out and probes X, Y, Z were never
+splits the learned rows are in-sample; dev chose the trees' cuts; held-out and probes X, Y, Z, AA were never
 trained on.
 """
 

@@ -1,5 +1,5 @@
 """Loader for the hand-written groups in `cache/data/` (format in cache/data/README.md): the `dev` and
-`heldout` evaluation splits, the probes (`probe_a` … `probe_z`: adversarial ones, and ones written by
+`heldout` evaluation splits, the probes (`probe_a` … `probe_z`, `probe_aa`: adversarial ones, and ones written by
 hands that read no code), the context pairs, and the `train` split (every file in `cache/data/train/`)
 that the learned verifier is fitted on, with the probes in `TRAINING_PROBES`."""
 
@@ -35,12 +35,13 @@ SPLITS = {"dev": DATA_DIR / "groups_dev.txt", "heldout": DATA_DIR / "groups_held
           "probe_w": DATA_DIR / "groups_probe_w.txt",
           "probe_x": DATA_DIR / "groups_probe_x.txt",
           "probe_y": DATA_DIR / "groups_probe_y.txt",
-          "probe_z": DATA_DIR / "groups_probe_z.txt"}
+          "probe_z": DATA_DIR / "groups_probe_z.txt",
+          "probe_aa": DATA_DIR / "groups_probe_aa.txt"}
 TRAIN_DIR = DATA_DIR / "train"
-# Splits no trainer ever sees: the held-out split and the three newest probes, so the learned verifier's
+# Splits no trainer ever sees: the held-out split and the four newest probes, so the learned verifier's
 # numbers on them are out of sample. Dev chooses the verifier's cuts; every other probe is training data
 # for it (cache/train_verifier.py), besides the train split.
-HELD_OUT = ("heldout", "probe_x", "probe_y", "probe_z")
+HELD_OUT = ("heldout", "probe_x", "probe_y", "probe_z", "probe_aa")
 # written against the guard's code, not as traffic: trained on, not scored out of fold
 ADVERSARIAL = ("probe_a", "probe_b", "probe_c")
 TRAINING_PROBES = tuple(s for s in SPLITS if s.startswith("probe_") and s not in HELD_OUT)

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from cache import lexicon as lx
 from cache import synonyms
-from cache.intents import acts_of, forms_of, intent_of, roles_of, self_role
+from cache.intents import _PARTICIPLE, acts_of, forms_of, intent_of, roles_of, self_role
 from cache.numerals import (OPERATION, OPERATOR, RANGE, VARIABLE_OPERATION, coordinate_points, expression_operators,
                             function_calls, read_numbers, trailing_zero_decimals)
 from cache.wording import (CLOCK_TOKEN, QUANTITY_NOUNS, asking_sentence, canonical, code_spans, language_of,
@@ -416,6 +416,12 @@ _RATE_WORDS = {"daily": "day", "weekly": "week", "monthly": "month", "yearly": "
 _KIND_WORDS = frozenset("species kinds types varieties breeds".split())
 
 
+def _ends_by_whom(raw: list[str]) -> bool:
+    """A keyword query that ends on a participle and "by" asks by whom: "penicillin discovered by", "hamlet
+    written by" (a question word first says what it asks itself)."""
+    return len(raw) > 2 and raw[-1] == "by" and raw[0] not in lx.QUESTION_WORDS and bool(_PARTICIPLE.match(raw[-2]))
+
+
 def _rates(raw: list[str]) -> set[str]:
     """"per year", "every day", "each month", "daily", "annual" → per_year, … ("a day" is too often not a
     rate: "a day on Mars", "a refund a week after purchase")."""
@@ -647,8 +653,8 @@ def analyse(text: str) -> Facts:
     if any(c in QUANTITY_NOUNS for c in canon):
         question |= {"quantity"}
     agent_noun = any(t in lx.AGENT_NOUNS for t in tokens)
-    if agent_noun:
-        question |= {"person"}  # "saxophone inventor" asks who, not when
+    if agent_noun or _ends_by_whom(raw):
+        question |= {"person"}  # "saxophone inventor", "penicillin discovered by" ask who, not when
     if any(t in ("date", "dates", "year") for t in tokens):
         question |= {"time"}  # "titanic sinking date" asks when, not why or where
     if any(p == "since" and t in ("which", "what", "when") for p, t in zip(raw, raw[1:])):

@@ -449,6 +449,8 @@ _SPEED = frozenset(canonical(w) for w in "speed fast fastest quickest velocity".
 # a formula is how a thing is calculated: "circle area formula" = "How do you calculate the area of a circle?"
 _FORMULA = canonical("formula")
 _CALCULATING = frozenset(canonical(w) for w in "calculate calculated calculating calculation compute computed".split())
+_SIMILARITY = re.compile(r"\b(?:in\s+common|similarit(?:y|ies)|alike)\b", re.I)
+_DIFFERING = lx.COMPARISON_WORDS - {"same"}  # "in the same vein as" compares nothing
 # cooking said by its method: "What's the microwave cooking time for a potato?" = "How long do I microwave …?"
 _COOK = canonical("cook")
 _REST = canonical("rest")
@@ -955,6 +957,20 @@ def verify_rules(query: str, cached: str) -> Verdict:
             for kind in sorted(y.question):
                 if frozenset((x.intent, kind)) in INTENT_CONFLICTS:
                     return Verdict(False, "intent", f"{x.intent} vs {kind}")
+    for x, y, tx, ty in ((a, b, query, cached), (b, a, cached, query)):
+        # what a thing is made of against counting its parts: "What are violin strings made of?" ≠ "violin
+        # number of strings"
+        if x.intent == "composition" and y.intent is None and shape_of(ty).count_asked:
+            return Verdict(False, "intent", "composition vs number")
+        # what two things share against how they differ: "What do weather and climate have in common?" ≠
+        # "weather vs climate"
+        if (x.intent != "comparison" and y.intent == "comparison" and _SIMILARITY.search(tx)
+                and not _SIMILARITY.search(ty) and _DIFFERING & set(tokenize(ty))):
+            return Verdict(False, "intent", "in common vs comparison")
+        # a comparison against working one out from the other: "gross vs net salary" ≠ "How do I calculate my
+        # gross pay from my net pay?"
+        if x.intent == "comparison" and y.intent != "comparison" and y.words & _CALCULATING and "from" in y.words:
+            return Verdict(False, "intent", "comparison vs calculating one from the other")
     # a comparison of two things against moving from one to the other: "Roth vs traditional IRA" ≠ "How do I
     # convert a traditional IRA to a Roth IRA?", "Celsius or Fahrenheit?" ≠ "convert Celsius to Fahrenheit"
     for x, y in ((a, b), (b, a)):

@@ -147,6 +147,12 @@ def _asks_who_someone_is(words: list[str]) -> bool:
                                or rest[0] in lx.SUPERLATIVES or rest[0] in ("ceo", "head"))
 
 
+def _at_the_same_time(words: list[str], i: int) -> bool:
+    """Is words[i] the "same" of "at the same time" (together, which compares nothing: "Can I have both an FSA
+    and an HSA at the same time?")?"""
+    return words[i] == "same" and words[i - 2:i] == ["at", "the"] and words[i + 1:i + 2] == ["time"]
+
+
 def intent_of(raw: list[str], text: str) -> str | None:
     """The kind of answer the question's own wording asks for, read from how it starts: "howto" (what
     to do: "How do I calculate EBITDA?", "What should I do if …?"), "manner" (how it is done: "How is mead
@@ -168,7 +174,8 @@ def intent_of(raw: list[str], text: str) -> str | None:
         if w in ("what", "that") and words[i + 1] not in _BE and re.search(rf"\b{w}['’]s\b", text, re.I):
             words.insert(i + 1, "is")
             break
-    if any(w in lx.COMPARISON_WORDS and words[i - 1:i] != ["many"] for i, w in enumerate(words)) or (
+    if any(w in lx.COMPARISON_WORDS and words[i - 1:i] != ["many"] and not _at_the_same_time(words, i)
+           for i, w in enumerate(words)) or (
             "or" in words and any(w in lx.CHOICE_VERBS for w in words)):  # (not "how many different kinds")
         return "comparison"  # "X vs Y", "Is X the same as Y?", "Should I use who or whom?"
     if set(zip(words, words[1:])) & lx.COMPOSITION_PAIRS:

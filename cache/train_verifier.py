@@ -6,7 +6,7 @@ probes; cuts from DEV and out of fold.
 1. Groups. `cache/data/train/` (hand-written groups, one file per topic) and the probes in
    `evalset.TRAINING_PROBES` (one file each: questions written by hands that read no code, in the style of
    real traffic), less every group that asks a dev or held-out question again (a question or paraphrase
-   within cosine 0.8 of one of theirs). Dev and `evalset.HELD_OUT` (held-out, probes X, Y, Z) are never
+   within cosine 0.8 of one of theirs). Dev and `evalset.HELD_OUT` (held-out, probes X, Y, Z, AA) are never
    trained on.
 2. Pairs. Within a group the question and its paraphrases are interchangeable (positives, both orders);
    a near-miss against any of them, and two near-misses of one group, are negatives. Pairs a hard rule

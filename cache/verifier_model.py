@@ -30,7 +30,7 @@ Features (cheap, no encoder call on the request path):
 The model file (`cache/model/verifier.json.gz`) is gzipped JSON, no pickle: feature names, the
 projections, the trees as flat arrays, the baseline and the two cuts. `cache/train_verifier.py` fits it
 on the train split (`cache/data/train/`) and the probes in `evalset.TRAINING_PROBES`, and chooses the
-cuts on the dev split and out of fold; dev, held-out and probes X, Y, Z are never trained on.
+cuts on the dev split and out of fold; dev, held-out and probes X, Y, Z, AA are never trained on.
 """
 
 from __future__ import annotations
