@@ -939,9 +939,13 @@ def verify_rules(query: str, cached: str) -> Verdict:
             return Verdict(False, "intent", f"{x.intent} vs person")
     sa, sb = shape_of(query), shape_of(cached)  # read here, not before: most pairs are refused above
     # naming things against counting them: "What are the names of Mars's moons?" ≠ "mars number of moons"
-    for sx, sy in ((sa, sb), (sb, sa)):
+    for x, y, sx, sy in ((a, b, sa, sb), (b, a, sb, sa)):
         if sx.names_asked and sy.count_asked and not (sx.count_asked or sy.names_asked):
             return Verdict(False, "intent", "names vs number")
+        # what a thing is made of against counting its parts: "What are violin strings made of?" ≠ "violin
+        # number of strings"
+        if x.intent == "composition" and y.intent is None and sy.count_asked:
+            return Verdict(False, "intent", "composition vs number")
     # how big a superlative is against naming it: "How tall is the tallest mountain in Africa?" measures it,
     # "highest peak africa" names it (a keyword query that writes a measure, "… height", measures it too)
     for x, y, sx, sy in ((a, b, sa, sb), (b, a, sb, sa)):
@@ -957,26 +961,19 @@ def verify_rules(query: str, cached: str) -> Verdict:
             for kind in sorted(y.question):
                 if frozenset((x.intent, kind)) in INTENT_CONFLICTS:
                     return Verdict(False, "intent", f"{x.intent} vs {kind}")
-    for x, y, tx, ty in ((a, b, query, cached), (b, a, cached, query)):
-        # what a thing is made of against counting its parts: "What are violin strings made of?" ≠ "violin
-        # number of strings"
-        if x.intent == "composition" and y.intent is None and shape_of(ty).count_asked:
-            return Verdict(False, "intent", "composition vs number")
-        # what two things share against how they differ: "What do weather and climate have in common?" ≠
-        # "weather vs climate"
-        if (x.intent != "comparison" and y.intent == "comparison" and _SIMILARITY.search(tx)
-                and not _SIMILARITY.search(ty) and _DIFFERING & set(tokenize(ty))):
-            return Verdict(False, "intent", "in common vs comparison")
-        # a comparison against working one out from the other: "gross vs net salary" ≠ "How do I calculate my
-        # gross pay from my net pay?"
-        if x.intent == "comparison" and y.intent != "comparison" and y.words & _CALCULATING and "from" in y.words:
-            return Verdict(False, "intent", "comparison vs calculating one from the other")
     # a comparison of two things against moving from one to the other: "Roth vs traditional IRA" ≠ "How do I
-    # convert a traditional IRA to a Roth IRA?", "Celsius or Fahrenheit?" ≠ "convert Celsius to Fahrenheit"
-    for x, y in ((a, b), (b, a)):
-        if (x.intent == "comparison" and y.intent != "comparison" and y.words & _MOVING
-                and (y.targets | y.ends[1]) & x.words):
-            return Verdict(False, "intent", f"comparison vs to {sorted((y.targets | y.ends[1]) & x.words)}")
+    # convert a traditional IRA to a Roth IRA?", "Celsius or Fahrenheit?" ≠ "convert Celsius to Fahrenheit";
+    # or against working one out from the other: "gross vs net salary" ≠ "How do I calculate my gross pay from
+    # my net pay?"; and what two things share is not how they differ: "What do weather and climate have in
+    # common?" ≠ "weather vs climate"
+    for x, y, tx, ty in ((a, b, query, cached), (b, a, cached, query)):
+        if x.intent == "comparison" and y.intent != "comparison":
+            if y.words & _MOVING and (y.targets | y.ends[1]) & x.words:
+                return Verdict(False, "intent", f"comparison vs to {sorted((y.targets | y.ends[1]) & x.words)}")
+            if y.words & _CALCULATING and "from" in y.words:
+                return Verdict(False, "intent", "comparison vs calculating one from the other")
+            if _SIMILARITY.search(ty) and not _SIMILARITY.search(tx) and _DIFFERING & x.words:
+                return Verdict(False, "intent", "in common vs comparison")
     for x, y, tx, ty in ((a, b, query, cached), (b, a, cached, query)):
         # what a thing is, against how to work it out: "What is opportunity cost?" ≠ "How do you calculate
         # opportunity cost?" (not when the thing is a value of something: "What is the area of a circle?")
