@@ -31,8 +31,25 @@ class MicroBatcher:
         self._worker: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._last_batch_size = 0
+        self._running = False  # a batch is with the executor
+        self._waiting = 0  # callers of submit not answered yet
         self.batches = 0  # model calls made, for tests and metrics
         self.items = 0
+
+    @property
+    def idle(self) -> bool:
+        """No batch running and none waiting: a call made now would start at once, alone."""
+        return not self._running and not self._waiting
+
+    def run_inline(self, text: str, fn: BatchFn | None = None) -> np.ndarray:
+        """Encode `text` on the calling thread with `fn` (default: the batches' function; see
+        `Encoder.embed`); counted as a batch of one."""
+        vector = (fn or self._fn)([text])
+        if len(vector) != 1:
+            raise RuntimeError(f"the encoder returned {len(vector)} vectors for 1 text")
+        self.batches += 1
+        self.items += 1
+        return vector[0].copy()
 
     async def submit(self, text: str) -> np.ndarray:
         loop = asyncio.get_running_loop()
@@ -41,7 +58,11 @@ class MicroBatcher:
         future: asyncio.Future = loop.create_future()
         assert self._queue is not None
         self._queue.put_nowait((text, future))
-        return await future
+        self._waiting += 1
+        try:
+            return await future
+        finally:
+            self._waiting -= 1
 
     def _start(self, loop: asyncio.AbstractEventLoop) -> None:
         # A batcher is bound to the loop of its first caller; a new loop (tests) gets a new worker.
@@ -75,6 +96,7 @@ class MicroBatcher:
                 self._last_batch_size = len(live)
                 if not live:
                     continue
+                self._running = True
                 try:
                     vectors = await loop.run_in_executor(self._executor, self._fn, [text for text, _ in live])
                     if len(vectors) != len(live):
@@ -83,6 +105,8 @@ class MicroBatcher:
                     _fail(live, exc)
                     live = []
                     continue
+                finally:
+                    self._running = False
                 self.batches += 1
                 self.items += len(live)
                 for row, (_, fut) in enumerate(live):

@@ -12,7 +12,9 @@ Two interchangeable runtimes compute the same vectors:
   or when the exported graph disagrees with torch (cosine < 0.999).
 
 `Encoder` wraps a runtime with a micro-batcher: `await encoder.embed(text)` on the request path,
-`encoder.embed_many(texts)` for offline work (benchmarks, import, rebuilds).
+`encoder.embed_many(texts)` for offline work (benchmarks, import, rebuilds). The only request in flight
+encodes on the caller's thread instead (`embed(text, inline=True)`), on a session whose worker threads
+spin (docs/cache.md, "The encoder").
 """
 
 from __future__ import annotations
@@ -69,16 +71,18 @@ class OnnxRuntimeEncoder:
         self.tokenizer = Tokenizer.from_file(str(model / "tokenizer.json"))
         self.tokenizer.enable_truncation(onnx_export.MAX_TOKENS)
         self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # pad to the longest in the batch
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or default_threads()
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # Spinning worker threads steal the CPU the event loop needs; on a shared 2-core box a spinning
-        # 2-thread session measured 19 ms/sentence against 10 ms without spinning.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        threads = threads or default_threads()
         available = ort.get_available_providers()
         providers = [p for p in ("CUDAExecutionProvider", "CPUExecutionProvider") if p in available]
-        self.session = ort.InferenceSession(str(path), options, providers=providers)
+        self.session = _session(path, threads, providers, spinning=False)
+        # For a caller with the machine to itself (`Encoder.embed(inline=True)`), a second session of
+        # the same graph whose worker threads spin while it runs. Asleep, every parallel step of a run
+        # wakes the other thread: on a 2-core VM two sleeping threads were no faster than one (3.9 vs
+        # 3.8 ms p50), spinning ones 3.0 (docs/cache.md, "The encoder"). Spinning where other work needs
+        # the cores (the batcher's thread, the event loop busy) is what made it slower before, so the
+        # batched path keeps the sleeping threads.
+        cpu_only = "CUDAExecutionProvider" not in providers
+        self.alone_session = _session(path, threads, providers, spinning=True) if cpu_only and threads > 1 else None
         self.providers = self.session.get_providers()
         self.precision = precision
         self.path = path
@@ -95,14 +99,20 @@ class OnnxRuntimeEncoder:
             return np.concatenate([self._run([text]) for text in texts])
         return self._run(texts)
 
-    def _run(self, texts: Sequence[str]) -> np.ndarray:
+    def encode_alone(self, texts: Sequence[str]) -> np.ndarray:
+        """`encode` on the spinning session (the same vectors), for a caller nothing else waits on."""
+        if self.alone_session is None or not texts:
+            return self.encode(texts)
+        return np.concatenate([self._run([text], self.alone_session) for text in texts])
+
+    def _run(self, texts: Sequence[str], session=None) -> np.ndarray:
         batch = self.tokenizer.encode_batch(list(texts))
         feeds = {
             "input_ids": np.asarray([e.ids for e in batch], dtype=np.int64),
             "attention_mask": np.asarray([e.attention_mask for e in batch], dtype=np.int64),
             "token_type_ids": np.asarray([e.type_ids for e in batch], dtype=np.int64),
         }
-        return np.ascontiguousarray(self.session.run(None, feeds)[0], dtype=np.float32)
+        return np.ascontiguousarray((session or self.session).run(None, feeds)[0], dtype=np.float32)
 
 
 class TorchEncoder:
@@ -124,6 +134,19 @@ class TorchEncoder:
         vectors = self.model.encode(list(texts), batch_size=64, normalize_embeddings=True,
                                     convert_to_numpy=True, show_progress_bar=False)
         return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+def _session(path: Path, threads: int, providers: list[str], *, spinning: bool):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # Spinning worker threads steal the CPU the event loop needs; on a shared 2-core box a spinning
+    # 2-thread session run from the batcher's thread measured 19 ms/sentence against 10 ms without.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
+    return ort.InferenceSession(str(path), options, providers=providers)
 
 
 _export_lock = threading.Lock()
@@ -203,8 +226,16 @@ class Encoder:
     def batcher(self) -> MicroBatcher:
         return self._batcher
 
-    async def embed(self, text: str) -> np.ndarray:
-        """(384,) float32, L2-normalised. Concurrent calls are batched into one model call."""
+    async def embed(self, text: str, *, inline: bool = False) -> np.ndarray:
+        """(384,) float32, L2-normalised. Concurrent calls are batched into one model call.
+
+        `inline`: the caller's event loop has nothing else to do (the gateway passes it for the only
+        request in flight). If the batcher is idle too, the model runs on this thread: handing a text to
+        the executor and back costs two thread wake-ups, 0.45 ms p50 on a 2-core VM (an eighth of the
+        encode), and with nothing else in flight there is nothing for the blocked loop to miss. The
+        runtime's `encode_alone` is used there: its worker threads spin (`OnnxRuntimeEncoder`)."""
+        if inline and self._batcher.idle:
+            return self._batcher.run_inline(text, getattr(self.runtime, "encode_alone", self.runtime.encode))
         return await self._batcher.submit(text)
 
     def embed_many(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:

@@ -112,6 +112,7 @@ async def _handle(request: web.Request, endpoint: str) -> web.StreamResponse:
                          runtime=state.runtime.current)
     ctx.response_headers["x-request-id"] = ctx.request_id
     metrics.IN_FLIGHT.inc()
+    state.in_flight += 1
     try:
         return await _pipeline(request, state, ctx)
     except APIError as exc:
@@ -119,6 +120,7 @@ async def _handle(request: web.Request, endpoint: str) -> web.StreamResponse:
         return exc.response(ctx.response_headers)
     finally:
         metrics.IN_FLIGHT.dec()
+        state.in_flight -= 1
         record(state, ctx)
 
 

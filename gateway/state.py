@@ -34,6 +34,8 @@ class GatewayState:
     """Services with a `status()` shown in /readyz, by name."""
     embed: Callable[[list[str]], np.ndarray] | None = None
     """The shared sentence encoder (sync, for worker threads), when one is loaded."""
+    in_flight: int = 0
+    """Completion requests being handled now (streams included): with one, the encoder may run inline."""
 
     _compressors: dict[tuple[int, int], Compressor] = field(default_factory=dict)
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from cache import onnx_export
-from cache.encoder import MIN_INT8_AGREEMENT, TorchEncoder, load_runtime
+from cache.encoder import MIN_INT8_AGREEMENT, Encoder, OnnxRuntimeEncoder, TorchEncoder, load_runtime
 
 SENTENCES = [
     "What is the capital of Australia?",
@@ -101,6 +101,54 @@ async def test_embed_runs_off_the_event_loop(encoder):
     await encoder.embed(SENTENCES[-1] * 2)
     task.cancel()
     assert ticks > 1
+
+
+def test_the_spinning_session_gives_the_batched_path_s_vectors_bit_for_bit(encoder):
+    runtime = encoder.runtime
+    assert runtime.name == "onnxruntime"
+    two_threads = OnnxRuntimeEncoder(runtime.path, threads=2, precision=runtime.precision)
+    assert two_threads.alone_session is not None  # the CPU provider, more than one thread
+    assert np.array_equal(two_threads.encode_alone(SENTENCES), two_threads.encode(SENTENCES))
+
+
+class StandInRuntime:
+    """A model that records which thread ran it and can be held mid-batch."""
+
+    name = "stand-in"
+
+    def __init__(self) -> None:
+        self.threads: list[str] = []
+        self.release = threading.Event()
+
+    def encode(self, texts):
+        self.threads.append(threading.current_thread().name)
+        if texts == ["held"]:
+            self.release.wait(5)
+        return np.ones((len(texts), 384), np.float32)
+
+    def encode_alone(self, texts):
+        self.threads.append("alone on " + threading.current_thread().name)
+        return np.ones((len(texts), 384), np.float32)
+
+
+async def test_inline_runs_on_the_callers_thread_only_when_nothing_else_is_encoding():
+    runtime = StandInRuntime()
+    encoder = Encoder(runtime)
+    assert (await encoder.embed("alone", inline=True)).shape == (384,)
+    # no hand-off: the loop's own thread ran it, on the runtime's session for a caller alone
+    assert runtime.threads == ["alone on " + threading.current_thread().name]
+    held = asyncio.create_task(encoder.embed("held"))
+    while len(runtime.threads) < 2:
+        await asyncio.sleep(0.001)
+    assert not encoder.batcher.idle
+    queued = asyncio.create_task(encoder.embed("queued behind it", inline=True))
+    await asyncio.sleep(0.02)
+    assert len(runtime.threads) == 2  # it waits its turn in the batcher, not beside the running batch
+    runtime.release.set()
+    await asyncio.gather(held, queued)
+    assert all(name.startswith("encoder") for name in runtime.threads[1:]), runtime.threads
+    assert encoder.batcher.idle and (encoder.batcher.batches, encoder.batcher.items) == (3, 3)
+    await encoder.aclose()
 
 
 async def test_batcher_waiters_never_hang():

@@ -11,7 +11,7 @@ class BrokenEncoder:
     def __init__(self) -> None:
         self.calls: list[str] = []
 
-    async def embed(self, text: str):
+    async def embed(self, text: str, inline: bool = False):
         self.calls.append(text)
         raise RuntimeError("onnxruntime: invalid input")
 
@@ -30,6 +30,7 @@ class Models:
 class State:
     def __init__(self) -> None:
         self.models = Models()
+        self.in_flight = 1
 
 
 async def test_a_failing_encoder_is_tried_once_and_leaves_no_vector():
@@ -43,8 +44,13 @@ async def test_a_failing_encoder_is_tried_once_and_leaves_no_vector():
 
 
 class RecordingEncoder(BrokenEncoder):
-    async def embed(self, text: str):
+    def __init__(self) -> None:
+        super().__init__()
+        self.inline: list[bool] = []
+
+    async def embed(self, text: str, inline: bool = False):
         self.calls.append(text)
+        self.inline.append(inline)
         return None
 
 
@@ -57,3 +63,15 @@ async def test_the_vector_is_of_the_clients_words_not_the_compressed_prompt():
     ctx.body = {"model": "m", "messages": [{"role": "user", "content": "long question"}]}  # after compression
     await request_vector(state, ctx)()  # a store asks for it after the answer
     assert state.models.encoder.calls == ["A long question, as the client wrote it"]
+
+
+async def test_the_encoder_runs_inline_only_for_the_one_request_in_flight():
+    asked = []
+    for in_flight in (1, 2):
+        state = State()
+        state.models.encoder = RecordingEncoder()
+        state.in_flight = in_flight
+        await embed(state, RequestContext(f"req-{in_flight}", "chat",
+                                          {"model": "m", "messages": [{"role": "user", "content": "Hi"}]}))
+        asked += state.models.encoder.inline
+    assert asked == [True, False]  # a second request in flight needs the event loop: hand the model off
