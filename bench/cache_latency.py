@@ -9,8 +9,8 @@ What the index holds, per size:
 - synthetic entries for the rest: real embeddings plus noise (cosine ~0.5 to their anchor), so the
   IVF clusters are realistic; they are never candidates at 0.65.
 Queries are paraphrases of those groups (distinct texts, none stored), encoded one at a time as
-requests arrive (no batching help), on the caller's thread as the gateway encodes the only request in
-flight (the last line prints what handing the model to the encoder's thread costs on this host). Each size measures the queries twice, in four chunks that
+requests arrive (no batching help), as the gateway encodes the only request in flight: on the session
+whose worker threads spin (the last line prints the encode with company, threads asleep, on this host). Each size measures the queries twice, in four chunks that
 alternate which pass comes first (so a host that drifts weighs on both), the guard having forgotten
 every text it read before each pass (the warm-up uses texts that are not measured): every measured
 lookup reads its query cold, as new traffic does. The two HIT columns:
@@ -168,7 +168,7 @@ async def run_size(n: int, encoder: Encoder, real_texts: list[str], real_vectors
         encode_t, lookup_t, total_t, hit_total_t, results = [], [], [], [], []
         for text in chunk:
             t0 = time.perf_counter()
-            vector = await encoder.embed(text, inline=True)  # one request in flight, as the gateway asks
+            vector = await encoder.embed(text, alone=True)  # one request in flight, as the gateway says
             t1 = time.perf_counter()
             look = await service.lookup(TENANT, policy, "chat", body(text), vector)
             t2 = time.perf_counter()
@@ -227,16 +227,16 @@ async def run_size(n: int, encoder: Encoder, real_texts: list[str], real_vectors
     }
 
 
-async def hand_off_cost(encoder: Encoder, texts: list[str]) -> tuple[float, float]:
-    """Encode p50 (ms) on the caller's thread (the gateway's path for the only request in flight) and
-    handed to the batcher's thread (with company), alternating which goes first over the same texts."""
-    inline, handed = [], []
+async def spinning_gain(encoder: Encoder, texts: list[str]) -> tuple[float, float]:
+    """Encode p50 (ms) for the only request in flight (the session with spinning threads) and with
+    company (the batcher's session, threads asleep), alternating which goes first over the same texts."""
+    alone, company = [], []
     for i, text in enumerate(texts):
         for way in ((True, False) if i % 2 == 0 else (False, True)):
             t0 = time.perf_counter()
-            await encoder.embed(text, inline=way)
-            (inline if way else handed).append(time.perf_counter() - t0)
-    return pct(inline, 50), pct(handed, 50)
+            await encoder.embed(text, alone=way)
+            (alone if way else company).append(time.perf_counter() - t0)
+    return pct(alone, 50), pct(company, 50)
 
 
 def plot(rows: list[dict], path: Path) -> None:
@@ -322,7 +322,7 @@ async def main() -> None:
     with tqdm(total=2 * len(sizes) * len(queries), desc="lookups", unit="q") as bar:
         for n in sizes:
             rows.append(await run_size(n, encoder, real_texts, real_vectors, queries, warmup, anchors, policy, bar))
-    own_thread, handed = await hand_off_cost(encoder, queries[:300])
+    alone, company = await spinning_gain(encoder, queries[:300])
     print(f"\ncpu: {cpu_summary()}")
     print(f"encoder: {encoder.backend} {getattr(encoder.runtime, 'precision', '')} "
           f"{getattr(encoder.runtime, 'providers', '')}, threshold {policy.threshold}, "
@@ -348,9 +348,9 @@ async def main() -> None:
           "cold per lookup, entries read when stored / cold entries; index B/entry = serialized, index RSS = "
           "resident memory the build added (index, ids, service bookkeeping); store B/entry = entry with its "
           "own vector, in the in-memory store")
-    print(f"encode is measured on the caller's thread, as the gateway runs it for the only request in flight; "
-          f"handed to the encoder's thread instead (with company), same {min(300, len(queries))} queries, "
-          f"alternating: p50 {handed:.2f} ms against {own_thread:.2f} ms")
+    print(f"encode is measured as the gateway encodes the only request in flight (worker threads spinning); "
+          f"with company (the batcher's session, threads asleep), same {min(300, len(queries))} queries, "
+          f"alternating: p50 {company:.2f} ms against {alone:.2f} ms")
     if args.plot:
         plot(rows, Path(args.plot))
         print(f"plot: {args.plot}")

@@ -41,15 +41,19 @@ class MicroBatcher:
         """No batch running and none waiting: a call made now would start at once, alone."""
         return not self._running and not self._waiting
 
-    def run_inline(self, text: str, fn: BatchFn | None = None) -> np.ndarray:
-        """Encode `text` on the calling thread with `fn` (default: the batches' function; see
-        `Encoder.embed`); counted as a batch of one."""
-        vector = (fn or self._fn)([text])
-        if len(vector) != 1:
-            raise RuntimeError(f"the encoder returned {len(vector)} vectors for 1 text")
+    async def run_alone(self, text: str, fn: BatchFn) -> np.ndarray:
+        """Encode `text` with `fn` on the batcher's thread, as a batch of one that skips the queue (see
+        `Encoder.embed`); a batch started meanwhile waits for it on the one thread."""
+        self._waiting += 1
+        try:
+            vectors = await asyncio.get_running_loop().run_in_executor(self._executor, fn, [text])
+        finally:
+            self._waiting -= 1
+        if len(vectors) != 1:
+            raise RuntimeError(f"the encoder returned {len(vectors)} vectors for 1 text")
         self.batches += 1
         self.items += 1
-        return vector[0].copy()
+        return vectors[0].copy()
 
     async def submit(self, text: str) -> np.ndarray:
         loop = asyncio.get_running_loop()

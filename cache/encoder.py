@@ -13,8 +13,8 @@ Two interchangeable runtimes compute the same vectors:
 
 `Encoder` wraps a runtime with a micro-batcher: `await encoder.embed(text)` on the request path,
 `encoder.embed_many(texts)` for offline work (benchmarks, import, rebuilds). The only request in flight
-encodes on the caller's thread instead (`embed(text, inline=True)`), on a session whose worker threads
-spin (docs/cache.md, "The encoder").
+encodes on a session whose worker threads spin (`embed(text, alone=True)`; docs/cache.md, "The
+encoder").
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class OnnxRuntimeEncoder:
         available = ort.get_available_providers()
         providers = [p for p in ("CUDAExecutionProvider", "CPUExecutionProvider") if p in available]
         self.session = _session(path, threads, providers, spinning=False)
-        # For a caller with the machine to itself (`Encoder.embed(inline=True)`), a second session of
+        # For a caller with the machine to itself (`Encoder.embed(alone=True)`), a second session of
         # the same graph whose worker threads spin while it runs. Asleep, every parallel step of a run
         # wakes the other thread: on a 2-core VM two sleeping threads were no faster than one (3.9 vs
         # 3.8 ms p50), spinning ones 3.0 (docs/cache.md, "The encoder"). Spinning where other work needs
@@ -226,16 +226,15 @@ class Encoder:
     def batcher(self) -> MicroBatcher:
         return self._batcher
 
-    async def embed(self, text: str, *, inline: bool = False) -> np.ndarray:
+    async def embed(self, text: str, *, alone: bool = False) -> np.ndarray:
         """(384,) float32, L2-normalised. Concurrent calls are batched into one model call.
 
-        `inline`: the caller's event loop has nothing else to do (the gateway passes it for the only
-        request in flight). If the batcher is idle too, the model runs on this thread: handing a text to
-        the executor and back costs two thread wake-ups, 0.45 ms p50 on a 2-core VM (an eighth of the
-        encode), and with nothing else in flight there is nothing for the blocked loop to miss. The
-        runtime's `encode_alone` is used there: its worker threads spin (`OnnxRuntimeEncoder`)."""
-        if inline and self._batcher.idle:
-            return self._batcher.run_inline(text, getattr(self.runtime, "encode_alone", self.runtime.encode))
+        `alone`: the caller is the only request in flight (the gateway says so), so no other work needs
+        the cores while the model runs. If the batcher is idle too, the text runs on the runtime's
+        `encode_alone`, whose worker threads spin (`OnnxRuntimeEncoder`), still on the batcher's thread:
+        the event loop is never blocked."""
+        if alone and self._batcher.idle:
+            return await self._batcher.run_alone(text, getattr(self.runtime, "encode_alone", self.runtime.encode))
         return await self._batcher.submit(text)
 
     def embed_many(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:

@@ -35,7 +35,7 @@ class GatewayState:
     embed: Callable[[list[str]], np.ndarray] | None = None
     """The shared sentence encoder (sync, for worker threads), when one is loaded."""
     in_flight: int = 0
-    """Completion requests being handled now (streams included): with one, the encoder may run inline."""
+    """Completion requests being handled now (streams included): with one, the encoder's threads may spin."""
 
     _compressors: dict[tuple[int, int], Compressor] = field(default_factory=dict)
 

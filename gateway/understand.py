@@ -85,8 +85,8 @@ async def embed(state: GatewayState, ctx: RequestContext) -> None:
         return
     ctx.prompt_text = text
     try:
-        # The only request in flight: nothing else needs the event loop while the model runs on it
-        ctx.embedding = await state.models.encoder.embed(text, inline=state.in_flight <= 1)
+        # The only request in flight: nothing else needs the cores while the model runs (spinning threads)
+        ctx.embedding = await state.models.encoder.embed(text, alone=state.in_flight <= 1)
     except Exception as exc:  # noqa: BLE001 - without a vector: no semantic cache, no class; the request goes on
         log.error("encode_failed", request_id=ctx.request_id, error=type(exc).__name__, detail=str(exc)[:200])
 

@@ -131,22 +131,22 @@ class StandInRuntime:
         return np.ones((len(texts), 384), np.float32)
 
 
-async def test_inline_runs_on_the_callers_thread_only_when_nothing_else_is_encoding():
+async def test_a_request_alone_runs_on_the_spinning_session_only_when_nothing_else_is_encoding():
     runtime = StandInRuntime()
     encoder = Encoder(runtime)
-    assert (await encoder.embed("alone", inline=True)).shape == (384,)
-    # no hand-off: the loop's own thread ran it, on the runtime's session for a caller alone
-    assert runtime.threads == ["alone on " + threading.current_thread().name]
+    assert (await encoder.embed("alone", alone=True)).shape == (384,)
+    # the session for a caller alone, and still on the batcher's thread: the event loop is never blocked
+    assert len(runtime.threads) == 1 and runtime.threads[0].startswith("alone on encoder"), runtime.threads
     held = asyncio.create_task(encoder.embed("held"))
     while len(runtime.threads) < 2:
         await asyncio.sleep(0.001)
     assert not encoder.batcher.idle
-    queued = asyncio.create_task(encoder.embed("queued behind it", inline=True))
+    queued = asyncio.create_task(encoder.embed("queued behind it", alone=True))
     await asyncio.sleep(0.02)
     assert len(runtime.threads) == 2  # it waits its turn in the batcher, not beside the running batch
     runtime.release.set()
     await asyncio.gather(held, queued)
-    assert all(name.startswith("encoder") for name in runtime.threads[1:]), runtime.threads
+    assert all(name.startswith("encoder") for name in runtime.threads[1:]), runtime.threads  # sleeping session
     assert encoder.batcher.idle and (encoder.batcher.batches, encoder.batcher.items) == (3, 3)
     await encoder.aclose()
 

@@ -11,7 +11,7 @@ class BrokenEncoder:
     def __init__(self) -> None:
         self.calls: list[str] = []
 
-    async def embed(self, text: str, inline: bool = False):
+    async def embed(self, text: str, alone: bool = False):
         self.calls.append(text)
         raise RuntimeError("onnxruntime: invalid input")
 
@@ -46,11 +46,11 @@ async def test_a_failing_encoder_is_tried_once_and_leaves_no_vector():
 class RecordingEncoder(BrokenEncoder):
     def __init__(self) -> None:
         super().__init__()
-        self.inline: list[bool] = []
+        self.alone: list[bool] = []
 
-    async def embed(self, text: str, inline: bool = False):
+    async def embed(self, text: str, alone: bool = False):
         self.calls.append(text)
-        self.inline.append(inline)
+        self.alone.append(alone)
         return None
 
 
@@ -65,7 +65,7 @@ async def test_the_vector_is_of_the_clients_words_not_the_compressed_prompt():
     assert state.models.encoder.calls == ["A long question, as the client wrote it"]
 
 
-async def test_the_encoder_runs_inline_only_for_the_one_request_in_flight():
+async def test_the_encoder_spins_only_for_the_one_request_in_flight():
     asked = []
     for in_flight in (1, 2):
         state = State()
@@ -73,5 +73,5 @@ async def test_the_encoder_runs_inline_only_for_the_one_request_in_flight():
         state.in_flight = in_flight
         await embed(state, RequestContext(f"req-{in_flight}", "chat",
                                           {"model": "m", "messages": [{"role": "user", "content": "Hi"}]}))
-        asked += state.models.encoder.inline
-    assert asked == [True, False]  # a second request in flight needs the event loop: hand the model off
+        asked += state.models.encoder.alone
+    assert asked == [True, False]  # a second request in flight needs the cores: no spinning threads
