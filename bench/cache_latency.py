@@ -8,12 +8,13 @@ What the index holds, per size:
   the threshold, each read by the guard, most refused.
 - synthetic entries for the rest: real embeddings plus noise (cosine ~0.5 to their anchor), so the
   IVF clusters are realistic; they are never candidates at 0.65.
-Queries are paraphrases of those groups (distinct texts, none stored), encoded one at a time as
-requests arrive (no batching help), as the gateway encodes the only request in flight: on the session
-whose worker threads spin (the last line prints the encode with company, threads asleep, on this host). Each size measures the queries twice, in four chunks that
-alternate which pass comes first (so a host that drifts weighs on both), the guard having forgotten
-every text it read before each pass (the warm-up uses texts that are not measured): every measured
-lookup reads its query cold, as new traffic does. The two HIT columns:
+Queries are paraphrases of those groups (distinct texts, none stored), encoded one at a time as requests
+arrive (no batching help), as the gateway encodes the only request in flight: on the session whose
+worker threads spin (the last line prints the encode with company, threads asleep, on this host). Each
+size measures the queries twice, in four chunks that alternate which pass comes first (so a host that
+drifts weighs on both), the guard having forgotten every text it read before each pass (the warm-up uses
+texts that are not measured): every measured lookup reads its query cold, as new traffic does. The two
+HIT columns:
 - HIT: the stored texts were read for the guard when they were stored, as `CacheService.store` does;
 - HIT cold entries: they were not (entries loaded at start: a resync reads vectors, not texts).
 The table prints the guard calls per lookup and how many hits the p99 rests on.

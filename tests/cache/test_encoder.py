@@ -87,8 +87,9 @@ async def test_concurrent_embeds_are_batched(encoder):
         assert got.base is None  # its own array: a stored vector must not keep its whole batch alive
 
 
-async def test_embed_runs_off_the_event_loop(encoder):
-    # While a batch is encoded the loop keeps running: a ticker advances during the embed.
+@pytest.mark.parametrize("alone", [False, True])
+async def test_embed_runs_off_the_event_loop(encoder, alone):
+    # While a text is encoded the loop keeps running, for a request alone too: a ticker advances.
     ticks = 0
 
     async def ticker():
@@ -98,7 +99,7 @@ async def test_embed_runs_off_the_event_loop(encoder):
             await asyncio.sleep(0)
 
     task = asyncio.create_task(ticker())
-    await encoder.embed(SENTENCES[-1] * 2)
+    await encoder.embed(SENTENCES[-1] * 2, alone=alone)
     task.cancel()
     assert ticks > 1
 
