@@ -36,6 +36,10 @@ class BackendRequest:
     (it needs token counts for metrics and limits) and drops the chunk if the client did not."""
     headers: dict[str, str] = field(default_factory=dict)
     """Extra headers to forward (e.g. traceparent)."""
+    max_tokens_is_cap: bool = False
+    """The client set no output bound and the gateway's budget wrote one in: a cap, not a demand. A
+    backend that knows its context length generates up to what fits under it, as OpenAI does for an
+    omitted `max_tokens`, instead of refusing the request for asking more than the context holds."""
 
 
 @dataclass(slots=True)

@@ -228,7 +228,8 @@ class LocalEngineBackend(Backend):
             raise BackendError(503, "local engine is not running", type="server_error", retryable=True)
         served = engine.models[self.served]
         try:
-            parsed = await asyncio.to_thread(parse_request, request.endpoint, request.body, served, request.request_id)
+            parsed = await asyncio.to_thread(parse_request, request.endpoint, request.body, served, request.request_id,
+                                             fit_max_tokens=request.max_tokens_is_cap)
         except InvalidRequest as e:
             raise BackendError(400, e.message, type=e.type, code=e.code, param=e.param) from None
         meta = Meta(id=wire.new_id(request.endpoint), created=wire.now(), model=parsed.model_name)

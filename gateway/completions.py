@@ -81,6 +81,7 @@ async def apply_budget(state: GatewayState, ctx: RequestContext, tenant: Tenant)
     ctx.body = decision.body
     ctx.prompt_tokens = decision.tokens_after
     ctx.max_output_tokens = decision.max_output_tokens
+    ctx.output_bound_written = decision.requested_max_tokens is None and decision.clamped_to is not None
     ctx.response_headers.update(decision.headers())
     ctx.log_fields.update(decision.log_fields())
     return decision.reservation(tenant.limits.reserve_output_tokens)
@@ -185,7 +186,8 @@ async def _generate(request: web.Request, state: GatewayState, ctx: RequestConte
         if body.get("model") != served:
             body = {**body, "model": served}
         backend_request = BackendRequest(endpoint=ctx.endpoint, body=body, stream=ctx.stream,  # type: ignore[arg-type]
-                                         request_id=ctx.request_id, want_usage=True)
+                                         request_id=ctx.request_id, want_usage=True,
+                                         max_tokens_is_cap=ctx.output_bound_written)
         try:
             response = await runtime.pools[pool_name].send(backend_request, ticket)
         except asyncio.CancelledError:

@@ -40,6 +40,8 @@ class RequestContext:
     embedding: np.ndarray | None = None
     prompt_tokens: int | None = None
     max_output_tokens: int | None = None
+    output_bound_written: bool = False
+    """The client set no max_tokens; the budget wrote `max_output_tokens` in (a cap for the backend)."""
 
     # decisions
     cache_result: str = "bypass"  # hit-exact | hit-semantic | miss | bypass

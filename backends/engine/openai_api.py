@@ -180,7 +180,12 @@ def _completion_prompt(tokenizer, body: dict) -> list[int]:
 # ------------------------------------------------------------------ entry point
 
 
-def parse_request(endpoint: str, body: Any, served: ServedModel, request_id: str) -> ParsedRequest:
+def parse_request(endpoint: str, body: Any, served: ServedModel, request_id: str, *,
+                  fit_max_tokens: bool = False) -> ParsedRequest:
+    """The engine's reading of an OpenAI request. `fit_max_tokens`: the body's max_tokens is a cap the
+    gateway wrote into a request that set none (`BackendRequest.max_tokens_is_cap`), so a prompt that
+    leaves less room generates what fits instead of being refused; a client's own bound is still held
+    to the context, as OpenAI does."""
     if not isinstance(body, dict):
         raise InvalidRequest("the request body must be a JSON object", None, "invalid_json")
     _unsupported(body, endpoint)
@@ -215,6 +220,8 @@ def parse_request(endpoint: str, body: Any, served: ServedModel, request_id: str
     max_tokens = _int(body, max_key, 1, None)
     if max_tokens is None:
         max_tokens = context - len(prompt_ids)
+    elif fit_max_tokens:
+        max_tokens = min(max_tokens, context - len(prompt_ids))
     elif len(prompt_ids) + max_tokens > context:
         raise InvalidRequest(
             f"This model's maximum context length is {context} tokens. However, you requested "

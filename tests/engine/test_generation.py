@@ -166,6 +166,19 @@ def test_context_and_parameter_limits_are_400s(engine):
     assert ok.generation.params.max_tokens == 8
 
 
+def test_a_cap_the_gateway_wrote_fits_the_room_the_prompt_leaves(engine):
+    served = engine.models["large"]
+    ctx = served.target.context_length
+    body = {"model": "large", "prompt": "def f():", "max_tokens": ctx}  # a budget cap as large as the context
+    prompt = len(parse_request("completions", {**body, "max_tokens": 1}, served, "r").generation.prompt_ids)
+    fitted = parse_request("completions", body, served, "r", fit_max_tokens=True)
+    assert fitted.generation.params.max_tokens == ctx - prompt
+    small = parse_request("completions", {**body, "max_tokens": 8}, served, "r", fit_max_tokens=True)
+    assert small.generation.params.max_tokens == 8  # a cap with room to spare stays as written
+    with pytest.raises(InvalidRequest):  # the prompt alone still has to leave room for one token
+        parse_request("completions", {**body, "prompt": "x = 1\n" * ctx}, served, "r", fit_max_tokens=True)
+
+
 def test_plain_chat_fallback_without_a_template(engine):
     import copy
 

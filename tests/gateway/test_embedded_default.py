@@ -40,6 +40,23 @@ def test_chat_both_ways_from_bundled_models(embedded, model):
     assert chunks[-1].usage.completion_tokens >= 1
 
 
+@pytest.mark.parametrize("model", ["large", "small"])
+def test_without_max_tokens_the_default_cap_fits_the_models_context(embedded, model):
+    """The README's examples set no max_tokens: the embedded default's output cap (512) is written in, and
+    a bundled model with a 512-token context generates what fits instead of refusing the request."""
+    client = openai.OpenAI(base_url=embedded.url + "/v1", api_key=KEY, max_retries=0)
+    raw = client.chat.completions.with_raw_response.create(
+        model=model, messages=[{"role": "user", "content": "class Stack:"}], temperature=0)
+    assert raw.headers["x-switchyard-max-tokens-clamped"] == "512"
+    reply = raw.parse()
+    assert reply.choices[0].finish_reason in ("stop", "length") and reply.usage.completion_tokens >= 1
+    assert reply.usage.prompt_tokens + reply.usage.completion_tokens <= 512
+    chunks = list(client.chat.completions.create(model=model, messages=[{"role": "user", "content": "import os"}],
+                                                 stream=True, stream_options={"include_usage": True}))
+    assert [c for c in chunks if c.choices][-1].choices[0].finish_reason in ("stop", "length")
+    assert chunks[-1].usage.completion_tokens >= 1
+
+
 def test_auto_routes_and_says_where(embedded):
     client = openai.OpenAI(base_url=embedded.url + "/v1", api_key=KEY, max_retries=0)
     raw = client.chat.completions.with_raw_response.create(
