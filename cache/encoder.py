@@ -87,7 +87,8 @@ class OnnxRuntimeEncoder:
         self.precision = precision
         self.path = path
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
+    def encode(self, texts: Sequence[str], *, session=None) -> np.ndarray:
+        """`session`: which of this runtime's sessions runs them (default: the batched path's)."""
         if not texts:
             return np.zeros((0, DIM), np.float32)
         if self.precision == "int8" and len(texts) > 1:
@@ -96,14 +97,12 @@ class OnnxRuntimeEncoder:
             # beside a paragraph). One sentence per run keeps every vector independent of its batch;
             # batching bought little here anyway (8 short sentences: 45 ms batched fp32, 48 ms int8
             # one by one).
-            return np.concatenate([self._run([text]) for text in texts])
-        return self._run(texts)
+            return np.concatenate([self._run([text], session) for text in texts])
+        return self._run(texts, session)
 
     def encode_alone(self, texts: Sequence[str]) -> np.ndarray:
         """`encode` on the spinning session (the same vectors), for a caller nothing else waits on."""
-        if self.alone_session is None or not texts:
-            return self.encode(texts)
-        return np.concatenate([self._run([text], self.alone_session) for text in texts])
+        return self.encode(texts, session=self.alone_session)
 
     def _run(self, texts: Sequence[str], session=None) -> np.ndarray:
         batch = self.tokenizer.encode_batch(list(texts))
