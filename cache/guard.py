@@ -72,7 +72,7 @@ from cache.facts import (AMOUNT_CONFLICTS, CONTRAST, COUNTRIES, LANGUAGE_NAMES, 
 from cache.intents import INTENT_CONFLICTS
 from cache.shapes import shape_of
 from cache.wording import (WORD, asked_part, asking_sentence, canonical, names_valence, phrased_tokens, surface,
-                           tokenize)
+                           tokenize, tokens_of)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,8 +181,8 @@ def clear_text_caches() -> None:
     has not seen)."""
     from cache.verifier_model import WordVectors
 
-    for cached in (phrased_tokens, analyse, shape_of, surface, synonyms._senses, _synonym_candidates, _compounds,
-                   _names, shapes._around, _asker_context):
+    for cached in (tokens_of, phrased_tokens, analyse, shape_of, surface, synonyms._senses, _synonym_candidates,
+                   _compounds, _names, shapes._around, _asker_context):
         cached.cache_clear()
     WordVectors.forget_texts()
 

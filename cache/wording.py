@@ -341,6 +341,15 @@ def year_spans_read(text: str) -> str:
 
 
 def tokenize(text: str) -> list[str]:
+    """The text's tokens, lower case, with the rewritings below; a new list each call (callers edit it)."""
+    return list(tokens_of(text))
+
+
+@lru_cache(maxsize=65536)
+def tokens_of(text: str) -> tuple[str, ...]:
+    """`tokenize`'s reading, once per text: the guard reads a new text's tokens in several checks (its
+    asking sentence, the words said in another language, field labels), each of which used to tokenize
+    it again, ~0.15 ms a time on a 2-core CPU."""
     text = text.translate(_SPELLINGS)
     if "20" in text or "19" in text:
         text = _FROM_DATE.sub("since", year_spans_read(text))
@@ -386,23 +395,31 @@ def tokenize(text: str) -> list[str]:
     if "free" in text or "Free" in text or "FREE" in text:
         text = _FREE_OF.sub(lambda m: f"without {m.group(1) or m.group(2)}", text)
     # a form's or a plan's name is one word however it is written: "W-2" = "w2", "401(k)" = "401k"
-    text = re.sub(r"\b([A-Z])-(\d+[A-Za-z]?)\b", r"\1\2", text)
-    text = re.sub(r"\b(\d+)\(([a-z])\)", r"\1\2", text, flags=re.I)
-    text = re.sub(r"\bcan't\b", "can not", text, flags=re.I)
-    text = re.sub(r"\bwon't\b", "will not", text, flags=re.I)
-    text = re.sub(r"n't\b", " not", text, flags=re.I)
+    text = _FORM_DASH.sub(r"\1\2", text)
+    text = _PLAN_PAREN.sub(r"\1\2", text)
+    text = _CANT.sub("can not", text)
+    text = _WONT.sub("will not", text)
+    text = _NT.sub(" not", text)
     # written out where the word is known, so a quoted sentence reads alike either way ("I'm allergic" =
     # "I am allergic"); "'s" (a possessive too) and "'d" (had or would) are dropped
     if "'" in text:
         text = _CONTRACTION.sub(_written_out, text)
-    text = re.sub(r"'(s|d)\b", " ", text, flags=re.I)
+    text = _S_OR_D.sub(" ", text)
     tokens = _split(text)
     # only in English: French "dont" and German "im" are words of their own
     if _ANY_CASUAL.search(text) and language_of(tokens, text) in (None, "en"):
         for pattern, replacement in _CASUAL:
             text = pattern.sub(replacement, text)
         tokens = _split(text)
-    return tokens
+    return tuple(tokens)
+
+
+_FORM_DASH = re.compile(r"\b([A-Z])-(\d+[A-Za-z]?)\b")
+_PLAN_PAREN = re.compile(r"\b(\d+)\(([a-z])\)", re.I)
+_CANT = re.compile(r"\bcan't\b", re.I)
+_WONT = re.compile(r"\bwon't\b", re.I)
+_NT = re.compile(r"n't\b", re.I)
+_S_OR_D = re.compile(r"'(s|d)\b", re.I)
 
 
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?:;])\s+|\s+[—–-]+\s+")
