@@ -1191,7 +1191,6 @@ def test_stemming_runs_on_the_c_snowball():
         ["run", "boil", "generous", "kilometr"]
 
 
-
 def test_a_texts_tokens_are_read_once_and_handed_out_as_a_new_list():
     # tokenize's reading is cached per text (the guard's checks each ask for it); callers edit the list
     # they get, which must never change what the next caller reads
@@ -1204,6 +1203,7 @@ def test_a_texts_tokens_are_read_once_and_handed_out_as_a_new_list():
     first.append("today")
     assert tokenize(text) == ["why", "can", "not", "i", "log", "in", "to", "my", "w2", "portal"]
     assert tokens_of(text) is tokens_of(text)
+
 
 # Words the guard's patterns key on, so generated texts reach its branches ("what" alone once raised).
 _KEY_WORDS = ["what", "which", "who", "whom", "how", "did", "do", "does", "is", "causes", "happened", "define",
